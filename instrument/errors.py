@@ -1,0 +1,9 @@
+"""The one error type the driver reports: a single line, then a non-zero exit."""
+
+
+class FfccError(Exception):
+    """A user-facing failure; ``str(err)`` is the whole message."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

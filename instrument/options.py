@@ -1,0 +1,185 @@
+"""ffcc's own options, picked out of a compiler command line.
+
+A compiler driver cannot let an option parser loose on gcc's argv (click would
+take ``x.c`` as the value of ``--wm``), so ffcc's options are all long, use
+``--opt=value`` or ``--opt value`` for the few that take values, and every other
+argument is left, in order, for the compiler.  Build systems that cannot add
+flags pass them in ``FFCC_FLAGS``; ``FFCC_CC`` picks the backend compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from .errors import FfccError
+
+WM_OPERATORS = ("ROR", "AOR", "COR", "ABS")
+PRUNE_METHODS = ("fast", "gccdiff")
+
+# Double-dash options that gcc or clang accept; any other unknown `--x` is a typo.
+COMPILER_LONG_OPTIONS = (
+    "version", "param", "sysroot", "target-help", "coverage", "print-", "std", "target",
+    "gcc-toolchain", "rtlib", "config", "verbose", "save-temps", "pipe", "ansi", "pedantic",
+    "include-directory", "define-macro", "undefine-macro", "output", "language", "debug",
+    "optimize", "all-warnings", "extra-warnings", "no-warnings", "specs", "no-line-commands",
+    "dependencies", "user-dependencies", "write-dependencies", "write-user-dependencies",
+    "imacros", "include", "library-directory", "entry", "static", "shared", "for-linker",
+    "force-link", "assemble", "compile", "preprocess", "dumpbase", "dumpdir", "ld-path",
+    "cuda", "hip", "offload", "analyze", "serialize-diagnostics", "autocomplete", "precompile",
+    "unwindlib", "prefix", "no-undefined", "trace-includes", "warn-", "help=",
+)
+
+
+@dataclass
+class FfccOptions:
+    """What the user asked of ffcc itself, apart from the compile."""
+
+    cc: str | None = None
+    name: str | None = None
+    mcc: bool = False
+    mcc_max: int | None = None
+    wm_ops: frozenset[str] = frozenset()
+    only_files: tuple[str, ...] = ()
+    only_funcs: tuple[str, ...] = ()
+    allowlist: str | None = None
+    in_macros: bool = False
+    prune: str | None = None
+    estimate: bool = False
+    help: bool = False
+    verbose: bool = False
+    compiler_args: list[str] = field(default_factory=list)
+
+    @property
+    def wants_labels(self) -> bool:
+        return self.mcc or bool(self.wm_ops)
+
+
+def _parse_wm(value: str | None) -> frozenset[str]:
+    if value is None or value.lower() == "all":
+        return frozenset(WM_OPERATORS)
+    ops = {op.strip().upper() for op in value.split(",") if op.strip()}
+    unknown = ops - set(WM_OPERATORS)
+    if unknown:
+        raise FfccError(f"ffcc: error: unknown --wm operator {sorted(unknown)[0]} "
+                        f"(choose from {', '.join(WM_OPERATORS)}, or all)", 2)
+    return frozenset(ops)
+
+
+def _positive_int(option: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise FfccError(f"ffcc: error: {option} needs a positive integer, got '{value}'", 2)
+    return number
+
+
+def _is_compiler_long_option(name: str) -> bool:
+    return any(name == known or (known.endswith(("-", "=")) and name.startswith(known))
+               or name.startswith(known + "=") for known in COMPILER_LONG_OPTIONS)
+
+
+# option name -> (takes a value?, handler(options, value))
+def _set(attr: str, convert=lambda v: v):
+    def handler(opts: FfccOptions, value: str | None) -> None:
+        setattr(opts, attr, convert(value))
+    return handler
+
+
+def _append(attr: str):
+    def handler(opts: FfccOptions, value: str | None) -> None:
+        setattr(opts, attr, getattr(opts, attr) + (value,))
+    return handler
+
+
+def _prune(opts: FfccOptions, value: str | None) -> None:
+    method = value or "fast"
+    if method not in PRUNE_METHODS:
+        raise FfccError(f"ffcc: error: unknown --prune method '{method}' "
+                        f"(choose from {', '.join(PRUNE_METHODS)})", 2)
+    opts.prune = method
+
+
+_VALUE = "required"
+_OPTIONAL = "optional"
+_FLAG = "flag"
+
+FFCC_OPTIONS = {
+    "cc": (_VALUE, _set("cc")),
+    "name": (_VALUE, _set("name")),
+    "mcc": (_FLAG, _set("mcc", lambda v: True)),
+    "mcc-max": (_VALUE, lambda o, v: setattr(o, "mcc_max", _positive_int("--mcc-max", v))),
+    "wm": (_OPTIONAL, lambda o, v: setattr(o, "wm_ops", _parse_wm(v))),
+    "only": (_VALUE, _append("only_files")),
+    "only-func": (_VALUE, _append("only_funcs")),
+    "allowlist": (_VALUE, _set("allowlist")),
+    "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
+    "prune": (_OPTIONAL, _prune),
+    "estimate": (_FLAG, _set("estimate", lambda v: True)),
+    "help": (_FLAG, _set("help", lambda v: True)),
+    "ffcc-verbose": (_FLAG, _set("verbose", lambda v: True)),
+}
+
+
+def parse_options(argv: list[str], environ: dict[str, str] | None = None) -> FfccOptions:
+    """Split argv into ffcc's options and the compiler's arguments (order kept)."""
+    environ = os.environ if environ is None else environ
+    opts = FfccOptions(cc=environ.get("FFCC_CC") or None)
+    words = shlex.split(environ.get("FFCC_FLAGS", "")) + list(argv)
+    from_env = len(words) - len(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not word.startswith("--") or word == "--":
+            if i <= from_env:
+                raise FfccError(f"ffcc: error: FFCC_FLAGS may hold only ffcc options, not '{word}'", 2)
+            opts.compiler_args.append(word)
+            continue
+        name, eq, value = word[2:].partition("=")
+        spec = FFCC_OPTIONS.get(name)
+        if spec is None:
+            if _is_compiler_long_option(word[2:]) and i > from_env:
+                opts.compiler_args.append(word)
+                continue
+            raise FfccError(f"ffcc: error: unknown option '{word}' (ffcc --help lists ffcc's options)", 2)
+        kind, handler = spec
+        if kind == _FLAG and eq:
+            raise FfccError(f"ffcc: error: option --{name} takes no value", 2)
+        if kind == _VALUE and not eq:
+            if i >= len(words):
+                raise FfccError(f"ffcc: error: option --{name} needs a value", 2)
+            value = words[i]
+            i += 1
+        handler(opts, value if (eq or kind == _VALUE) else None)
+    return opts
+
+
+HELP = """\
+usage: ffcc [ffcc options] [compiler arguments]
+
+ffcc is a C compiler driver: it runs gcc or clang with edge-coverage
+instrumentation and links ffcc's runtime (AFL-compatible forkserver).
+
+  ffcc -o build/ src/*.c        project form: build one program in build/
+  CC=ffcc ./configure && make   drop-in form: every gcc/clang flag works
+
+ffcc options (also accepted from the FFCC_FLAGS environment variable):
+  --cc=CC            backend compiler (default: clang if installed, else gcc;
+                     env FFCC_CC)
+  --name=NAME        program name in project form (default: the file with main)
+  --mcc              multiple condition coverage labels
+  --mcc-max=K        bound MCC combinations to windows of at most K conditions
+  --wm[=OPS]         weak-mutation labels; OPS from ROR,AOR,COR,ABS (default all)
+  --only=PATTERN     put labels only in files matching PATTERN (repeatable)
+  --only-func=NAME   put labels only in function NAME (repeatable)
+  --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)
+  --in-macros        also instrument code spelled inside macro bodies
+  --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff)
+  --estimate         estimate label counts per file, build nothing
+  --ffcc-verbose     print the commands ffcc runs
+  --help             this text
+"""

@@ -1,0 +1,106 @@
+"""Project form: ``ffcc -o build/ src/*.c`` builds one program inside build/.
+
+Each source is compiled to build/obj/, in parallel, then linked into
+build/<name>; build/ffcc-build.json records how, for the steps that come later
+(label database, pruning, fuzzing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .command_line import CompilerCommand, Source
+from .errors import FfccError
+from .plan import front_flags, link_additions
+from .runtime_cache import runtime_files
+from .toolchain import Backend
+
+LINK_ONLY = re.compile(r"^(-L|-Wl,|-static|-rdynamic|-pie|-no-pie|-shared)")
+MAIN_DEFINITION = re.compile(rb"^[\w \t\*]*\b(main|LLVMFuzzerTestOneInput)\s*\(", re.M)
+
+
+def is_project_form(command: CompilerCommand) -> bool:
+    """``-o`` names a directory (trailing slash, or one that exists) and sources are given."""
+    out = command.output
+    return bool(out and command.sources and (out.endswith("/") or os.path.isdir(out)))
+
+
+def program_name(sources: list[Source]) -> str:
+    """The stem of the source that defines main (or a fuzz harness), else the first."""
+    for source in sources:
+        try:
+            if MAIN_DEFINITION.search(Path(source.path).read_bytes()):
+                return Path(source.path).stem
+        except OSError:
+            continue
+    return Path(sources[0].path).stem
+
+
+def _object_names(sources: list[Source]) -> list[str]:
+    """build/obj names, unique even when two sources share a stem."""
+    names, seen = [], set()
+    for source in sources:
+        stem = Path(source.path).stem
+        name = f"{stem}.o" if stem not in seen else f"{stem}-{len(names)}.o"
+        seen.add(stem)
+        names.append(name)
+    return names
+
+
+def _run(argv: list[str], verbose: bool) -> int:
+    if verbose:
+        print("ffcc: " + " ".join(argv), file=sys.stderr)
+    return subprocess.run(argv).returncode
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def build_project(command: CompilerCommand, backend: Backend, name: str | None,
+                  verbose: bool = False) -> Path:
+    """Compile and link; returns the program's path.  Raises FfccError on failure."""
+    out_dir = Path(command.output)
+    obj_dir = out_dir / "obj"
+    try:
+        obj_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / ".ffcc-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise FfccError(f"ffcc: error: cannot write to {out_dir}/: {err.strerror}") from err
+
+    compile_options = [o for o in command.options if not LINK_ONLY.match(o) and o != "-c"]
+    front = front_flags(command, backend)
+    objects = [obj_dir / n for n in _object_names(command.sources)]
+    compiles = [[backend.path, *front, *compile_options, "-c", s.path, "-o", str(obj)]
+                for s, obj in zip(command.sources, objects)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = list(pool.map(lambda argv: _run(argv, verbose), compiles))
+    failed = [s.path for s, code in zip(command.sources, codes) if code != 0]
+    if failed:
+        raise FfccError(f"ffcc: error: compiling {', '.join(failed)} failed", 1)
+
+    program = out_dir / (name or program_name(command.sources))
+    link = [backend.path, *command.options, *map(str, objects), *command.linker_inputs,
+            "-o", str(program)]
+    if backend.links_ffcc_runtime:
+        link += link_additions(command, runtime_files(backend, command.arch_flags))
+    if _run(link, verbose) != 0:
+        raise FfccError(f"ffcc: error: linking {program} failed", 1)
+    _write_json(out_dir / "ffcc-build.json", {
+        "program": program.name,
+        "backend": {"path": backend.path, "kind": backend.kind},
+        "sources": [os.path.abspath(s.path) for s in command.sources],
+        "objects": [str(o) for o in objects],
+        "compile_options": compile_options,
+    })
+    return program

@@ -1,0 +1,106 @@
+"""Which real compiler ffcc drives, and how it instruments edges.
+
+clang gets ``-fsanitize-coverage=trace-pc-guard`` (collision-free edge ids);
+gcc, which has no guard mode, gets ``-fsanitize-coverage=trace-pc`` and the
+runtime hashes block offsets.  A compiler that instruments on its own (AFL++'s
+afl-clang-fast and friends) is a "foreign" backend: ffcc adds labels only, and
+AFL++'s runtime does the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import FfccError
+
+CLANG, GCC, FOREIGN = "clang", "gcc", "foreign"
+
+COVERAGE_FLAGS = {
+    CLANG: ("-fsanitize-coverage=trace-pc-guard",),
+    GCC: ("-fsanitize-coverage=trace-pc",),
+    FOREIGN: (),
+}
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A real compiler: where it is and what kind it is."""
+
+    path: str
+    kind: str
+
+    @property
+    def coverage_flags(self) -> tuple[str, ...]:
+        return COVERAGE_FLAGS[self.kind]
+
+    @property
+    def links_ffcc_runtime(self) -> bool:
+        return self.kind != FOREIGN
+
+
+def _kind_of(path: str) -> str:
+    name = Path(path).name
+    if name.startswith("afl-"):
+        return FOREIGN
+    if "clang" in name:
+        return CLANG
+    if "gcc" in name:
+        return GCC
+    try:
+        banner = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        banner = ""
+    return CLANG if "clang" in banner else GCC
+
+
+def select_backend(requested: str | None) -> Backend:
+    """The compiler to run: the one asked for, else clang, else gcc."""
+    candidates = [requested] if requested else ["clang", "gcc", "cc"]
+    for candidate in candidates:
+        path = shutil.which(candidate)
+        if path and Path(path).name != "ffcc":
+            return Backend(path=path, kind=_kind_of(path))
+    if requested:
+        raise FfccError(f"ffcc: error: compiler '{requested}' not found (set --cc or FFCC_CC)", 127)
+    raise FfccError("ffcc: error: no C compiler found: install clang or gcc, or set FFCC_CC", 127)
+
+
+def predefined_macros() -> list[str]:
+    """Macros AFL++ users test for, and the persistent-mode macros of afl-clang-fast.
+
+    The __afl_* names are the ABI of those macros; ffcc's runtime provides them.
+    """
+    loop = ('({ static volatile const char *_ffcc_sig __attribute__((used, unused)); '
+            '_ffcc_sig = (const char *)"##SIG_AFL_PERSISTENT##"; '
+            'int __afl_persistent_loop(unsigned int); __afl_persistent_loop(_A); })')
+    init = ('do { static volatile const char *_ffcc_sig __attribute__((used, unused)); '
+            '_ffcc_sig = (const char *)"##SIG_AFL_DEFER_FORKSRV##"; '
+            'void __afl_manual_init(void); __afl_manual_init(); } while (0)')
+    fuzz_init = ('int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; '
+                 'extern unsigned char *__afl_fuzz_ptr; unsigned char __afl_fuzz_alt[1048576]; '
+                 'unsigned char *__afl_fuzz_alt_ptr = __afl_fuzz_alt;')
+    testcase_len = ('(__afl_fuzz_ptr ? *__afl_fuzz_len : (*__afl_fuzz_len = '
+                    'read(0, __afl_fuzz_alt_ptr, 1048576)) == 0xffffffff ? 0 : *__afl_fuzz_len)')
+    return [
+        "-D__FFCC__=1",
+        "-D__AFL_COMPILER=1",
+        "-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1",
+        "-D__AFL_HAVE_MANUAL_CONTROL=1",
+        f"-D__AFL_LOOP(_A)={loop}",
+        f"-D__AFL_INIT()={init}",
+        f"-D__AFL_FUZZ_INIT()={fuzz_init}",
+        "-D__AFL_FUZZ_TESTCASE_BUF=(__afl_fuzz_ptr ? __afl_fuzz_ptr : __afl_fuzz_alt_ptr)",
+        f"-D__AFL_FUZZ_TESTCASE_LEN={testcase_len}",
+    ]
+
+
+def cache_dir() -> Path:
+    """Where built runtimes are kept between runs."""
+    root = os.environ.get("FFCC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ffcc")
+    return Path(root)

@@ -1,0 +1,18 @@
+"""The C runtime linked into every ffcc binary, shipped as sources.
+
+The driver (ffcc.instrument) compiles these once per compiler into a cache.
+``CORE_SOURCES`` make the runtime proper (map, hooks, forkserver);
+``SHARED_STUB`` is linked into shared objects; ``FUZZER_MAIN`` is the main()
+for libFuzzer-style harnesses, linked from an archive so a program's own main
+wins.  ``PROTOCOL_HEADER`` is the contract the fuzzer's native core reads too.
+"""
+
+from pathlib import Path
+
+RUNTIME_DIR = Path(__file__).resolve().parent
+CORE_SOURCES = (RUNTIME_DIR / "ffcc_map.c", RUNTIME_DIR / "ffcc_forkserver.c")
+SHARED_STUB = RUNTIME_DIR / "ffcc_shared_stub.c"
+FUZZER_MAIN = RUNTIME_DIR / "ffcc_fuzzer_main.c"
+PROTOCOL_HEADER = RUNTIME_DIR / "ffcc_protocol.h"
+NAMES_HEADER = RUNTIME_DIR / "ffcc_names.h"
+HEADERS = (PROTOCOL_HEADER, NAMES_HEADER, RUNTIME_DIR / "ffcc_rt.h")

@@ -1,0 +1,134 @@
+/* ffcc_forkserver.c - the fuzzer handshake, persistent and deferred modes.
+ *
+ * Speaks AFL++ 4.04c's forkserver protocol (ffcc_protocol.h): the old-style
+ * hello with the map size, which newer afl-fuzz versions accept too.  With no
+ * fuzzer on fd 199 the hello fails to write and the program runs normally.
+ * The names __afl_persistent_loop, __afl_manual_init, __afl_fuzz_ptr,
+ * __afl_fuzz_len and __afl_sharedmem_fuzzing are the ABI of AFL++'s
+ * persistent-mode macros, kept so that harnesses written for afl-clang-fast
+ * build unchanged. */
+#define _GNU_SOURCE
+#include "ffcc_protocol.h"
+#include "ffcc_names.h"
+#include "ffcc_rt.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Set to 1 by __AFL_FUZZ_INIT() in programs that read test cases from memory. */
+extern int __afl_sharedmem_fuzzing __attribute__((weak));
+
+static uint32_t no_shared_len;
+uint32_t *__afl_fuzz_len = &no_shared_len;
+uint8_t *__afl_fuzz_ptr;
+
+static int started;
+static int persistent;
+
+static int write_word(uint32_t word) {
+  return write(FFCC_FD_STATUS, &word, 4) == 4;
+}
+
+static int read_word(uint32_t *word) {
+  return read(FFCC_FD_CONTROL, word, 4) == 4;
+}
+
+static uint32_t hello_word(int offer_shared_input) {
+  uint32_t hello = FFCC_HELLO_ENABLED;
+  uint32_t size = ffcc_map_size();
+  if (size > 1 && size <= FFCC_MAX_HELLO_MAPSIZE) hello |= FFCC_HELLO_MAPSIZE | ((size - 1) << 1);
+  if (offer_shared_input) hello |= FFCC_HELLO_SHMEM_FUZZ;
+  return hello;
+}
+
+/* Map the fuzzer's test-case segment: a u32 length, then the bytes. */
+static int attach_shared_input(void) {
+  const char *id = getenv(FFCC_ENV_SHM_FUZZ_ID);
+  if (!id) return 0;
+  uint8_t *seg = shmat(atoi(id), NULL, 0);
+  if (seg == (void *)-1) return 0;
+  __afl_fuzz_len = (uint32_t *)seg;
+  __afl_fuzz_ptr = seg + sizeof(uint32_t);
+  return 1;
+}
+
+/* Serve fork requests until the fuzzer goes away.  Returns in each child. */
+static void serve(void) {
+  pid_t child = -1;
+  int child_stopped = 0;
+  for (;;) {
+    uint32_t timed_out;
+    if (!read_word(&timed_out)) _exit(0);
+    int status;
+    if (child_stopped && timed_out) {
+      /* The fuzzer killed the stopped child; reap it and start afresh. */
+      child_stopped = 0;
+      if (waitpid(child, &status, 0) < 0) _exit(1);
+    }
+    if (!child_stopped) {
+      child = fork();
+      if (child < 0) _exit(1);
+      if (child == 0) {
+        close(FFCC_FD_CONTROL);
+        close(FFCC_FD_STATUS);
+        return;
+      }
+    } else {
+      kill(child, SIGCONT);
+      child_stopped = 0;
+    }
+    if (!write_word((uint32_t)child)) _exit(1);
+    if (waitpid(child, &status, persistent ? WUNTRACED : 0) < 0) _exit(1);
+    if (WIFSTOPPED(status)) child_stopped = 1;
+    if (!write_word((uint32_t)status)) _exit(1);
+  }
+}
+
+static void start_forkserver(void) {
+  if (started) return;
+  started = 1;
+  ffcc_map_attach();
+  persistent = getenv(FFCC_ENV_PERSISTENT) != NULL;
+  int want_shared_input = &__afl_sharedmem_fuzzing && __afl_sharedmem_fuzzing &&
+                          getenv(FFCC_ENV_SHM_FUZZ_ID) != NULL;
+  if (!write_word(hello_word(want_shared_input))) return; /* no fuzzer */
+  if (want_shared_input) {
+    uint32_t reply;
+    if (!read_word(&reply)) _exit(1);
+    if ((reply & FFCC_HELLO_SHMEM_FUZZ) && !attach_shared_input()) _exit(1);
+  }
+  serve();
+}
+
+void __afl_manual_init(void) { start_forkserver(); }
+
+int __afl_persistent_loop(unsigned int max_iterations) {
+  static int first_pass = 1;
+  static unsigned int remaining;
+  if (first_pass) {
+    /* Drop what ran before the loop so every iteration measures alike. */
+    if (persistent) memset(ffcc_map.area, 0, ffcc_map.edge_size + ffcc_map.label_size);
+    ffcc_map_reset_path();
+    remaining = max_iterations;
+    first_pass = 0;
+    return 1;
+  }
+  if (persistent && --remaining) {
+    raise(SIGSTOP);
+    ffcc_map_reset_path();
+    return 1;
+  }
+  /* Past the last iteration: whatever the program does next is not a run. */
+  if (persistent) ffcc_map_detach_to_scratch();
+  return 0;
+}
+
+__attribute__((constructor)) static void ffcc_auto_init(void) {
+  ffcc_map_attach();
+  if (getenv(FFCC_ENV_DEFER)) return; /* the program calls __AFL_INIT() */
+  start_forkserver();
+}

@@ -1,0 +1,21 @@
+/* ffcc_names.h - environment variables, binary signatures and section names
+ * that the runtime, the driver and fuzzers agree on.  AFL++ spells the
+ * __AFL_* and ##SIG_AFL_* names; afl-fuzz greps binaries for them. */
+#ifndef FFCC_NAMES_H
+#define FFCC_NAMES_H
+
+#define FFCC_ENV_SHM_ID "__AFL_SHM_ID"
+#define FFCC_ENV_SHM_FUZZ_ID "__AFL_SHM_FUZZ_ID"
+#define FFCC_ENV_PERSISTENT "__AFL_PERSISTENT"
+#define FFCC_ENV_DEFER "__AFL_DEFER_FORKSRV"
+#define FFCC_SIG_PERSISTENT "##SIG_AFL_PERSISTENT##"
+#define FFCC_SIG_DEFER "##SIG_AFL_DEFER_FORKSRV##"
+
+/* Label slots: each instrumented translation unit reserves one byte per label
+ * in this (allocated, writable) section; a label's slot is its byte's offset
+ * from the section start.  The label records of each unit go, in the same
+ * order, into the non-allocated section FFCC_LABELDB_SECTION as JSON lines. */
+#define FFCC_LABEL_SECTION "__ffcc_labels"
+#define FFCC_LABELDB_SECTION ".ffcc_labeldb"
+
+#endif
