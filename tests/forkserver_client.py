@@ -1,0 +1,100 @@
+"""A minimal forkserver client for tests: checks the runtime's side of the protocol.
+
+Deliberately independent of ffuzz's native client, so the two check each other.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+
+IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+_libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
+_libc.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)
+_libc.shmctl.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
+_libc.shmdt.argtypes = (ctypes.c_void_p,)
+
+
+class SharedMap:
+    """A SysV shared-memory segment, as afl-fuzz allocates for the coverage map."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.id = _libc.shmget(IPC_PRIVATE, size, IPC_CREAT | 0o600)
+        self.addr = _libc.shmat(self.id, None, 0)
+
+    def clear(self) -> None:
+        ctypes.memset(self.addr, 0, self.size)
+
+    def bytes(self) -> bytes:
+        return ctypes.string_at(self.addr, self.size)
+
+    def close(self) -> None:
+        _libc.shmdt(self.addr)
+        _libc.shmctl(self.id, IPC_RMID, None)
+
+
+@dataclass
+class Run:
+    status: int
+    map: bytes
+
+
+class ForkServer:
+    """Starts a target with fds 198/199 and talks to it one word at a time."""
+
+    def __init__(self, argv: list[str], map_size: int = 1 << 23, env: dict | None = None) -> None:
+        self.map = SharedMap(map_size)
+        ctl_r, self.ctl_w = os.pipe()
+        self.st_r, st_w = os.pipe()
+        # The target's ends go on fds 198/199 in this process just long enough to be inherited.
+        os.dup2(ctl_r, 198)
+        os.dup2(st_w, 199)
+        try:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         env={**os.environ, "__AFL_SHM_ID": str(self.map.id),
+                                              **(env or {})}, pass_fds=(198, 199))
+        finally:
+            for fd in (ctl_r, st_w, 198, 199):
+                os.close(fd)
+        self.hello = self.read_word()
+
+    def read_word(self) -> int:
+        data = os.read(self.st_r, 4)
+        if len(data) != 4:
+            raise EOFError("forkserver closed the status pipe")
+        return struct.unpack("I", data)[0]
+
+    def write_word(self, word: int) -> None:
+        os.write(self.ctl_w, struct.pack("I", word))
+
+    def run(self, timed_out: bool = False, kill_after: float | None = None) -> Run:
+        self.map.clear()
+        self.write_word(int(timed_out))
+        pid = self.read_word()
+        if kill_after is not None:
+            time.sleep(kill_after)
+            os.kill(pid, signal.SIGKILL)
+        status = self.read_word()
+        return Run(status, self.map.bytes())
+
+    def close(self) -> None:
+        os.close(self.ctl_w)
+        os.close(self.st_r)
+        self.proc.kill()
+        self.proc.wait()
+        self.map.close()
+
+
+def hello_map_size(hello: int) -> int | None:
+    """The map size the hello announces (AFL++ 4.04c encoding), if any."""
+    if hello & 0x40000000:
+        return ((hello & 0x00FFFFFE) >> 1) + 1
+    return None

@@ -1,0 +1,53 @@
+"""ffcc's own options are picked out of argv; everything else reaches the compiler in order."""
+
+import pytest
+
+from ffcc.instrument.errors import FfccError
+from ffcc.instrument.options import WM_OPERATORS, parse_options
+
+
+def test_compiler_arguments_keep_their_order():
+    opts = parse_options(["-O2", "--mcc", "-o", "x", "-lm", "--wm", "x.c", "-DA=1"], environ={})
+    assert opts.compiler_args == ["-O2", "-o", "x", "-lm", "x.c", "-DA=1"]
+    assert opts.mcc and opts.wm_ops == frozenset(WM_OPERATORS)
+
+
+def test_wm_subset_and_values():
+    opts = parse_options(["--wm=ror,COR", "--mcc-max", "3", "--only=src/*.c", "--only-func=f",
+                          "--cc=gcc", "a.c"], environ={})
+    assert opts.wm_ops == {"ROR", "COR"}
+    assert opts.mcc_max == 3 and opts.only_files == ("src/*.c",) and opts.only_funcs == ("f",)
+    assert opts.cc == "gcc" and opts.compiler_args == ["a.c"]
+
+
+def test_environment_supplies_flags_and_compiler():
+    opts = parse_options(["-c", "a.c"], environ={"FFCC_FLAGS": "--mcc --wm=ABS", "FFCC_CC": "clang"})
+    assert opts.mcc and opts.wm_ops == {"ABS"} and opts.cc == "clang"
+    assert opts.compiler_args == ["-c", "a.c"]
+
+
+def test_compiler_long_options_pass_through():
+    opts = parse_options(["--version"], environ={})
+    assert opts.compiler_args == ["--version"]
+    opts = parse_options(["--sysroot=/x", "--param", "max-inline-insns-single=10"], environ={})
+    assert opts.compiler_args == ["--sysroot=/x", "--param", "max-inline-insns-single=10"]
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--mcx"], "unknown option '--mcx'"),
+    (["--wm=XYZ"], "unknown --wm operator XYZ"),
+    (["--mcc-max=0"], "positive integer"),
+    (["--cc"], "needs a value"),
+    (["--mcc=1"], "takes no value"),
+    (["--prune=slow"], "unknown --prune method"),
+])
+def test_bad_options_are_one_line_errors(argv, fragment):
+    with pytest.raises(FfccError) as err:
+        parse_options(argv, environ={})
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_environment_may_not_smuggle_compiler_flags():
+    with pytest.raises(FfccError, match="FFCC_FLAGS may hold only ffcc options"):
+        parse_options(["a.c"], environ={"FFCC_FLAGS": "-O3"})
