@@ -7,9 +7,13 @@ flags in front, the user's arguments in their order, the runtime behind.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .command_line import CompilerCommand, Mode
-from .runtime_cache import RuntimeFiles
 from .toolchain import Backend, predefined_macros
+
+if TYPE_CHECKING:  # building the runtime is imported only by commands that link
+    from .runtime_cache import RuntimeFiles
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
 # its map rather than their own no-op stubs.
@@ -23,7 +27,7 @@ def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
             and not command.relocatable and not command.no_stdlib)
 
 
-def link_additions(command: CompilerCommand, rt: RuntimeFiles) -> list[str]:
+def link_additions(command: CompilerCommand, rt: "RuntimeFiles") -> list[str]:
     """The runtime for executables, the weak stubs for shared objects."""
     if command.shared:
         return [str(rt.shared_stub)]
@@ -42,7 +46,7 @@ def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
 
 
 def plan_compile(command: CompilerCommand, backend: Backend,
-                 rt: RuntimeFiles | None) -> list[str]:
+                 rt: "RuntimeFiles | None") -> list[str]:
     """The backend argv for a drop-in invocation (``rt`` when it links a runtime)."""
     back = link_additions(command, rt) if rt is not None else []
     return [backend.path, *front_flags(command, backend), *command.args, *back]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +49,7 @@ def _kind_of(path: str) -> str:
         return CLANG
     if "gcc" in name:
         return GCC
+    import subprocess  # only for compilers whose name does not tell
     try:
         banner = subprocess.run([path, "--version"], capture_output=True, text=True,
                                 timeout=30).stdout

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, ffcc, have, needs_clang, run_program, sample_sources
+from helpers import REPO, ffcc, have, needs_clang, run_program, sample_sources
 from forkserver_client import ForkServer, hello_map_size
 
 FS_OPT_ENABLED, FS_OPT_SHDMEM_FUZZ = 0x80000001, 0x01000000

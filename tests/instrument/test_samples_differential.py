@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import (REPO, SAMPLE_NAMES, have, ffcc, run_program, sample_inputs,
+from helpers import (REPO, SAMPLE_NAMES, have, ffcc, run_program, sample_inputs,
                       sample_sources)
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]

@@ -1,0 +1,1 @@
+"""Benchmarks, and the real-world project recipes they share with the tests."""

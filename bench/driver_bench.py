@@ -1,0 +1,107 @@
+"""Driver benchmark: what ffcc costs at build time and at fuzzing time.
+
+Prints, from one run:
+  (a) jq's build (make) time with CC=ffcc / with CC=gcc          (target <= 1.3),
+      and the same for configure, which runs ~300 tiny compiles and so mostly
+      measures process start-up (Python's, and clang's against gcc's)
+  (b) afl-fuzz execs/s on the ffcc binary / on the same program
+      built with afl-clang-fast                                  (target >= 0.9)
+Both sides run alternately in the same run on the same machine, so the figures
+are ratios, never absolute times.
+
+    python bench/driver_bench.py [--fuzz-seconds 20] [--rounds 2] [--skip-build]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from bench.projects import JQ, fresh_copy, run_step  # noqa: E402
+
+AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1",
+           "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "PATH": "/usr/bin:/bin"}
+FUZZ_TARGETS = ("keywords", "bugs")
+
+
+def ffcc_executable() -> str:
+    """The installed script itself, not a version manager's shim in front of it."""
+    beside_python = Path(sys.executable).parent / "ffcc"
+    return str(beside_python) if beside_python.exists() else "ffcc"
+
+
+def build_seconds(cc: str, workdir: Path) -> tuple[float, float]:
+    """(configure, make) seconds for jq built with this CC."""
+    tree = fresh_copy(JQ, workdir / Path(cc).name)
+    configure, _ = run_step(JQ.configure.format(cc=cc), tree)
+    make, _ = run_step(JQ.build, tree)
+    return configure, make
+
+
+def build_ratios(rounds: int) -> tuple[float, float]:
+    """Median (make, configure) time ratios, ffcc over gcc, rounds alternating."""
+    make_ratios, configure_ratios = [], []
+    for r in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            gcc_conf, gcc_make = build_seconds("gcc", Path(tmp))
+            ffcc_conf, ffcc_make = build_seconds(ffcc_executable(), Path(tmp))
+        print(f"  jq round {r + 1}: make gcc {gcc_make:.1f}s ffcc {ffcc_make:.1f}s; "
+              f"configure gcc {gcc_conf:.1f}s ffcc {ffcc_conf:.1f}s")
+        make_ratios.append(ffcc_make / gcc_make)
+        configure_ratios.append(ffcc_conf / gcc_conf)
+    return statistics.median(make_ratios), statistics.median(configure_ratios)
+
+
+def execs_per_sec(binary: Path, seeds: Path, seconds: int, out: Path) -> float:
+    subprocess.run(["afl-fuzz", "-V", str(seconds), "-i", str(seeds), "-o", str(out), "--",
+                    str(binary), "@@"], env=AFL_ENV, capture_output=True, check=True)
+    stats = (out / "default" / "fuzzer_stats").read_text()
+    execs = int(next(l for l in stats.splitlines() if l.startswith("execs_done")).split(":")[1])
+    run_time = int(next(l for l in stats.splitlines() if l.startswith("run_time")).split(":")[1])
+    return execs / max(run_time, 1)
+
+
+def speed_ratio(target: str, seconds: int, rounds: int) -> float:
+    sources = sorted(str(p) for p in (REPO / "samples" / target).glob("*.c"))
+    seeds = REPO / "samples" / target / "seeds"
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        subprocess.run([ffcc_executable(), "-O2", "-o", f"{work}/ffcc/", *sources], check=True,
+                       capture_output=True)
+        (work / "afl").mkdir()
+        subprocess.run(["afl-clang-fast", "-O2", *sources, "-o", str(work / "afl" / target)],
+                       check=True, capture_output=True, env={**AFL_ENV, "AFL_QUIET": "1"})
+        for r in range(rounds):
+            ours = execs_per_sec(work / "ffcc" / target, seeds, seconds, work / f"o{r}")
+            theirs = execs_per_sec(work / "afl" / target, seeds, seconds, work / f"a{r}")
+            print(f"  {target} round {r + 1}: ffcc {ours:.0f}/s, afl-clang-fast {theirs:.0f}/s, "
+                  f"ratio {ours / theirs:.2f}")
+            ratios.append(ours / theirs)
+    return statistics.median(ratios)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fuzz-seconds", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--skip-build", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_build:
+        print("(a) jq build time, CC=ffcc / CC=gcc")
+        make_ratio, configure_ratio = build_ratios(args.rounds)
+        print(f"    make: median ratio {make_ratio:.2f} (target <= 1.3)")
+        print(f"    configure: median ratio {configure_ratio:.2f} (process start-up bound)")
+    print("(b) afl-fuzz execs/s, ffcc binary / afl-clang-fast binary (target >= 0.9)")
+    for target in FUZZ_TARGETS:
+        print(f"    {target}: median ratio {speed_ratio(target, args.fuzz_seconds, args.rounds):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Real C projects from Debian's source packages, and how to build and test them.
+
+Shared by the drop-in tests and the build benchmark, so both build the same
+way.  Sources are fetched once with ``apt-get source`` into a cache and copied
+fresh for every build.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Project:
+    """A Debian source package and its build, written for any CC."""
+
+    name: str
+    versions: tuple[str, ...]   # apt-get source specs, tried in order
+    prepare: tuple[str, ...]    # run once per copy, not timed (e.g. autoreconf)
+    configure: str              # {cc} is replaced by the compiler
+    build: str
+    check: str
+
+    def source_dir(self, cache: Path) -> Path | None:
+        found = sorted(p for p in cache.glob(f"{self.name}-*") if p.is_dir())
+        return found[0] if found else None
+
+
+ZLIB = Project("zlib", ("zlib",), (), "CC={cc} ./configure", "make -j2", "make test")
+JQ = Project(
+    "jq", ("jq", "jq=1.6-2.1+deb12u2"), ("autoreconf -fi",),
+    # valgrind 3.19 cannot read clang 14's DWARF 5 (plain clang -g fails too).
+    "CC={cc} ./configure --disable-shared --disable-docs --disable-maintainer-mode "
+    "--disable-valgrind",
+    "make -j2", "make check -j2")
+CJSON = Project("cjson", ("cjson",), (),
+                "cmake -S . -B build -DCMAKE_C_COMPILER={cc} -DENABLE_CJSON_TEST=On "
+                "-DBUILD_SHARED_LIBS=Off -DENABLE_CUSTOM_COMPILER_FLAGS=Off",
+                "cmake --build build -j2", "cd build && ctest --output-on-failure")
+PROJECTS = {p.name: p for p in (ZLIB, JQ, CJSON)}
+
+
+def sources_cache() -> Path:
+    return Path(os.environ.get("FFCC_SOURCES_DIR") or os.path.expanduser("~/.cache/ffcc-sources"))
+
+
+def fetch(project: Project, cache: Path | None = None) -> Path:
+    """The pristine source tree, fetched with apt-get source on first use."""
+    cache = cache or sources_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    if (found := project.source_dir(cache)) is not None:
+        return found
+    errors = []
+    for spec in project.versions:
+        done = subprocess.run(["apt-get", "source", "-qq", spec], cwd=cache, capture_output=True,
+                              text=True)
+        if (found := project.source_dir(cache)) is not None:
+            return found
+        errors.append(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else spec)
+    raise RuntimeError(f"cannot fetch {project.name} sources: {'; '.join(errors)}")
+
+
+def fresh_copy(project: Project, workdir: Path) -> Path:
+    tree = workdir / project.name
+    shutil.copytree(fetch(project), tree, symlinks=True)
+    for step in project.prepare:
+        subprocess.run(step, shell=True, cwd=tree, check=True, capture_output=True)
+    return tree
+
+
+def run_step(command: str, tree: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Run one shell step; returns seconds taken and its combined output. Raises on failure."""
+    start = time.monotonic()
+    done = subprocess.run(command, shell=True, cwd=tree, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise RuntimeError(f"`{command}` failed in {tree}:\n{output[-3000:]}")
+    return time.monotonic() - start, output

@@ -1,0 +1,30 @@
+"""AFL++'s own afl-fuzz fuzzes an ffcc binary, and its corpus grows."""
+
+from __future__ import annotations
+
+import subprocess
+
+from helpers import AFL_ENV, REPO, ffcc, needs_afl, sample_sources
+
+
+def fuzzer_stats(out) -> dict[str, str]:
+    lines = (out / "default" / "fuzzer_stats").read_text().splitlines()
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+
+
+@needs_afl
+def test_afl_fuzz_grows_the_corpus_of_an_ffcc_binary(tmp_path):
+    ffcc("-o", f"{tmp_path}/build/", *sample_sources("keywords"), cwd=REPO)
+    seeds = REPO / "samples/keywords/seeds"
+    out = tmp_path / "out"
+    done = subprocess.run(
+        ["afl-fuzz", "-V", "20", "-i", str(seeds), "-o", str(out), "--",
+         str(tmp_path / "build/keywords"), "@@"],
+        capture_output=True, text=True, env={**AFL_ENV, "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    stats = fuzzer_stats(out)
+    seeds_count = len(list(seeds.iterdir()))
+    assert int(stats["corpus_count"]) > seeds_count
+    assert int(stats["execs_done"]) > 1000
+    queue = [p for p in (out / "default/queue").iterdir() if p.is_file()]
+    assert len(queue) == int(stats["corpus_count"])
