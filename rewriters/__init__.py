@@ -1,0 +1,19 @@
+"""ffcc rewriters: make coverage objectives (MCC, weak mutation) explicit as label branches.
+
+``annotate(path, compile_args, options)`` parses one C file with libclang, asks each selected
+criterion for label requests at every site, hands out unit-local label indices (this is the
+only place that does), and returns the rewritten source plus one ``Label`` record per label.
+Each label is the statement ``__FFCC_LABEL(i);`` guarded by its predicate; the driver defines
+``__FFCC_LABEL`` and the ``#line`` mapping. Line structure of the file is kept.
+
+``options.in_macros`` is accepted but code inside macro expansions is always left alone for now:
+macro arguments may be stringified or pasted, so rewriting them can change program output.
+"""
+
+from __future__ import annotations
+
+from .annotate import annotate
+from .estimate import Estimate, estimate_file
+from .model import Annotation, Label, LabelOptions
+
+__all__ = ["annotate", "Annotation", "Label", "LabelOptions", "estimate_file", "Estimate"]

@@ -1,0 +1,122 @@
+"""The driver side of the library: run criteria, number labels, place edits, build records."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .criteria import selected
+from .edits import EditConflict, EditSet
+from .logic import Decision
+from .model import Annotation, Label, LabelOptions, LabelRequest
+from .rewrite import Indexed, rewrite_binop, rewrite_decision
+from .sites import Binop, Function, find_sites
+from .unit import Unit
+
+
+@dataclass
+class _Collector:
+    """Receives label requests from criteria (the ``Emitter`` protocol)."""
+
+    function: Function | None = None
+    requests: list[tuple[Function, LabelRequest]] = field(default_factory=list)
+    left_out_count: int = 0
+
+    def label(self, request: LabelRequest) -> None:
+        self.requests.append((self.function, request))
+
+    def left_out(self, count: int = 1) -> None:
+        self.left_out_count += count
+
+
+def annotate(path: str, compile_args: list[str], options: LabelOptions | None = None) -> Annotation:
+    """Rewrite one C file with labels for the selected criteria."""
+    options = options or LabelOptions()
+    unit = Unit(path, compile_args)
+    collector = _Collector()
+    for function in find_sites(unit, options.only_funcs):
+        collector.function = function
+        for criterion in selected(options):
+            criterion.apply(function, options, collector)
+
+    by_site = _group_unique(collector.requests)
+    placeable = _placeable_sites(unit, by_site)
+    edits = EditSet(unit.source)
+    labels: list[Label] = []
+    for number, site in enumerate(placeable):
+        function, requests = by_site[id(site)]
+        indexed: Indexed = []
+        for request in requests:
+            indexed.append((len(labels), request))
+            labels.append(_record(unit, function, request, len(labels)))
+        _place(unit, edits, site, indexed, f"{number}_")
+    skipped = sum(len(reqs) for key, (_, reqs) in by_site.items()
+                  if key not in {id(s) for s in placeable})
+    text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
+        errors="surrogateescape")
+    return Annotation(text=text, labels=labels, left_out=collector.left_out_count,
+                      skipped=skipped)
+
+
+def _group_unique(requests: list[tuple[Function, LabelRequest]]
+                  ) -> dict[int, tuple[Function, list[LabelRequest]]]:
+    """Requests per site in emission order; a second request with the same predicate at the
+    same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS zero on ``x < 0``)."""
+    by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
+    seen: defaultdict[int, set[str]] = defaultdict(set)
+    for function, request in requests:
+        key = id(request.site)
+        if request.predicate in seen[key]:
+            continue
+        seen[key].add(request.predicate)
+        by_site.setdefault(key, (function, []))[1].append(request)
+    return by_site
+
+
+def _site_order(unit: Unit, site: Decision | Binop) -> tuple[int, int]:
+    start, end = unit.span(site.cursor)
+    return start, -end
+
+
+def _placeable_sites(unit: Unit, by_site: dict) -> list[Decision | Binop]:
+    """Sites in source order (outer first) whose edits fit with those of earlier sites.
+
+    A dry run with provisional indices: whether edits conflict depends only on positions, so the
+    real run over the surviving sites cannot conflict.
+    """
+    sites = sorted((reqs[0].site for _, reqs in by_site.values()),
+                   key=lambda s: _site_order(unit, s))
+    trial = EditSet(unit.source)
+    kept = []
+    for site in sites:
+        mark = trial.checkpoint()
+        requests = by_site[id(site)][1]
+        try:
+            _place(unit, trial, site, list(enumerate(requests)), "0_")
+        except EditConflict:
+            trial.rollback(mark)
+            continue
+        kept.append(site)
+    return kept
+
+
+def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, tag: str) -> None:
+    if isinstance(site, Decision):
+        rewrite_decision(unit, edits, site, indexed, tag)
+    else:
+        rewrite_binop(edits, site, indexed, tag)
+
+
+def _record(unit: Unit, function: Function, request: LabelRequest, index: int) -> Label:
+    line, column = unit.line_col(unit.span(request.site.cursor)[0])
+    return Label(
+        index=index,
+        criterion=request.criterion,
+        operator=request.operator,
+        file=unit.path,
+        line=line,
+        column=column,
+        function=function.name,
+        original=unit.flat_text(request.site.cursor) or request.site.text,
+        predicate=request.predicate,
+    )

@@ -1,0 +1,157 @@
+"""Decisions: maximal trees of ``&&``, ``||`` and ``!`` over atomic conditions.
+
+A decision is found wherever such a tree is evaluated (if/while/do/for/switch conditions, ``?:``
+conditions, ``return a && b;``, ...). Atoms are numbered left to right, which is also the order
+in which C evaluates them; logical nodes are numbered in pre-order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clang.cindex import Cursor, CursorKind
+
+from .ops import LOGICAL, binary_op, unary_op
+from .safety import guards, readable
+from .unit import Unit, children, strip_implicit
+
+
+@dataclass
+class Atom:
+    index: int
+    cursor: Cursor
+    text: str  # tokens on one line, for predicates and speculative copies
+    readable: bool  # may be evaluated where the original skipped it
+    guard: str  # C test making that evaluation safe ("" if none needed)
+
+
+@dataclass
+class Not:
+    child: "Node"
+
+
+@dataclass
+class Logic:
+    index: int
+    op: str  # "&&" or "||"
+    cursor: Cursor
+    left: "Node"
+    right: "Node"
+    left_cursor: Cursor  # operand expressions as written (a Not node has no cursor)
+    right_cursor: Cursor
+    right_text: str
+    right_readable: bool  # may the right operand be evaluated when short-circuited?
+    right_guard: str
+
+
+Node = Atom | Not | Logic
+
+
+@dataclass
+class Decision:
+    """One decision: its tree, atoms in evaluation order and logical nodes in pre-order."""
+
+    cursor: Cursor
+    root: Node
+    atoms: list[Atom]
+    logic: list[Logic]
+
+    @property
+    def text(self) -> str:
+        return render(self.root)
+
+
+def build_decision(cursor: Cursor, unit: Unit) -> Decision | None:
+    """The decision rooted at ``cursor``, or None if it holds no ``&&``/``||`` spelled in the file."""
+    builder = _Builder(unit)
+    root = builder.build(cursor)
+    if not builder.logic or any(a.text is None for a in builder.atoms):
+        return None
+    return Decision(cursor, root, builder.atoms, builder.logic)
+
+
+def _unwrap(cursor: Cursor, unit: Unit) -> Cursor:
+    node = strip_implicit(cursor)
+    while node.kind == CursorKind.PAREN_EXPR and not unit.opaque(node):
+        node = strip_implicit(children(node)[0])
+    return node
+
+
+class _Builder:
+    """Numbers atoms and logical nodes while descending (pre-order = evaluation order)."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.atoms: list[Atom] = []
+        self.logic: list[Logic] = []
+
+    def build(self, cursor: Cursor) -> Node:
+        unit = self.unit
+        node = _unwrap(cursor, unit)
+        if not unit.opaque(node):
+            if unary_op(node) == "!":
+                return Not(self.build(children(node)[0]))
+            if binary_op(node) in LOGICAL and _operands_spelled(node, unit):
+                left_cursor, right_cursor = children(node)
+                index = len(self.logic)
+                self.logic.append(None)  # type: ignore[arg-type]  # keep pre-order numbering
+                left = self.build(left_cursor)
+                right = self.build(right_cursor)
+                self.logic[index] = Logic(index, binary_op(node), node, left, right,
+                                          left_cursor, right_cursor,
+                                          unit.flat_text(right_cursor) or "",
+                                          readable(right_cursor, unit),
+                                          _guard_text(right_cursor, unit))
+                return self.logic[index]
+        atom = Atom(len(self.atoms), cursor, unit.flat_text(cursor),
+                    readable(cursor, unit), _guard_text(cursor, unit))
+        self.atoms.append(atom)
+        return atom
+
+
+def _operands_spelled(node: Cursor, unit: Unit) -> bool:
+    left, right = children(node)
+    return (unit.spelled(left) and unit.spelled(right)
+            and unit.operator_between(left, right) is not None)
+
+
+def _guard_text(cursor: Cursor, unit: Unit) -> str:
+    found = guards(cursor, unit)
+    return " && ".join(found) if found else ""
+
+
+def render(node: Node) -> str:
+    """A node as C text on one line, fully parenthesised."""
+    if isinstance(node, Atom):
+        return node.text
+    if isinstance(node, Not):
+        return f"!({render(node.child)})"
+    return f"({render(node.left)}) {node.op} ({render(node.right)})"
+
+
+def atoms_of(node: Node) -> list[Atom]:
+    if isinstance(node, Atom):
+        return [node]
+    if isinstance(node, Not):
+        return atoms_of(node.child)
+    return atoms_of(node.left) + atoms_of(node.right)
+
+
+def feasible(node: Node, fixed: dict[int, bool], must_evaluate: frozenset[int]) -> set[bool]:
+    """Outcomes of ``node`` reachable when atoms in ``fixed`` take those values, the others are
+    free, and every atom in ``must_evaluate`` (those a label cannot evaluate by itself) is
+    actually evaluated by the original short-circuit order. Empty set: impossible."""
+    if isinstance(node, Atom):
+        return {fixed[node.index]} if node.index in fixed else {False, True}
+    if isinstance(node, Not):
+        return {not v for v in feasible(node.child, fixed, must_evaluate)}
+    short = node.op == "||"  # the left value that skips the right operand
+    skippable = not any(a.index in must_evaluate for a in atoms_of(node.right))
+    outcomes: set[bool] = set()
+    for left in feasible(node.left, fixed, must_evaluate):
+        if left == short:
+            if skippable:
+                outcomes.add(short)
+        else:
+            outcomes |= feasible(node.right, fixed, must_evaluate)
+    return outcomes

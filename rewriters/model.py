@@ -1,0 +1,86 @@
+"""Public records of the rewriters library and the request a criterion emits per label."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .logic import Decision
+from .sites import Binop, Function
+
+WM_OPERATORS = frozenset({"ROR", "AOR", "COR", "ABS"})
+
+
+@dataclass(frozen=True)
+class LabelOptions:
+    """Which labels to make. Extra fields beyond the driver contract are optional."""
+
+    mcc: bool = True
+    mcc_max: int | None = None  # bound MCC to windows of at most this many atoms
+    wm_ops: frozenset[str] = frozenset()  # subset of WM_OPERATORS
+    only_funcs: frozenset[str] = frozenset()  # empty: every function
+    in_macros: bool = False  # see rewriters/__init__.py: reported, not yet honoured
+    mcc_min_atoms: int = 2  # decisions with fewer atoms get no MCC labels (edges cover them)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.wm_ops) - WM_OPERATORS
+        if unknown:
+            raise ValueError(f"unknown WM operators {sorted(unknown)}; known: {sorted(WM_OPERATORS)}")
+        if self.mcc_max is not None and self.mcc_max < 1:
+            raise ValueError("mcc_max must be at least 1")
+
+
+@dataclass(frozen=True)
+class Label:
+    """One label as the label database records it."""
+
+    index: int
+    criterion: str  # "mcc" | "wm"
+    operator: str  # stable id: "mcc", "wm.ror.lt_le", ...
+    file: str
+    line: int
+    column: int
+    function: str
+    original: str  # source text of the decision / expression
+    predicate: str  # C text of the coverage or kill predicate, over the original operands
+
+
+@dataclass
+class Annotation:
+    text: str
+    labels: list[Label] = field(default_factory=list)
+    left_out: int = 0  # combinations / mutants not emitted because an operand can't be guarded
+    skipped: int = 0  # labels dropped because their site's edits conflicted with another site's
+
+
+@dataclass(frozen=True)
+class LabelRequest:
+    """A label a criterion wants at a site, before ``annotate`` gives it an index.
+
+    ``code`` is a C predicate over the site's values written as ``string.Template``
+    placeholders: ``$c<i>`` atom i, ``$l<k>``/``$r<k>`` operands of logical node k (tri-state:
+    0, 1, or 2 when unknown) for decisions; ``$x0``/``$x1`` operands for binary expressions.
+    ``needs`` lists the placeholders used, so the site rewriter captures only those.
+    """
+
+    site: Decision | Binop
+    criterion: str
+    operator: str
+    predicate: str
+    code: str
+    needs: frozenset[str] = frozenset()
+
+
+class Emitter(Protocol):
+    def label(self, request: LabelRequest) -> None: ...
+
+    def left_out(self, count: int = 1) -> None: ...
+
+
+class Criterion(Protocol):
+    """A coverage criterion: a name, a help line, and ``apply`` that emits label requests."""
+
+    name: str
+    help: str
+
+    def apply(self, function: Function, options: LabelOptions, emit: Emitter) -> None: ...

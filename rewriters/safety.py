@@ -1,0 +1,190 @@
+"""What a label may read: side-effect freedom, guards against faults, and plain operands.
+
+DESIGN rules 1 and 2. A label reads an expression the original program did not evaluate at that
+point only if the expression is side-effect free and every operation in it that can fault or be
+undefined can be guarded by a test written in C (pointer non-null, divisor non-zero and not -1,
+shift amount in range, signed arithmetic without overflow, subscript within a known array
+bound). ``guards`` returns those tests, innermost first, or None when one is impossible.
+"""
+
+from __future__ import annotations
+
+from clang.cindex import Cursor, CursorKind, TypeKind
+
+from .ops import ASSIGNING, INCREMENTING, binary_op, unary_op
+from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, Unit, bit_width, canonical_kind, children, strip_implicit
+
+LITERALS = frozenset({
+    CursorKind.INTEGER_LITERAL, CursorKind.FLOATING_LITERAL, CursorKind.CHARACTER_LITERAL,
+    CursorKind.STRING_LITERAL, CursorKind.IMAGINARY_LITERAL,
+})
+# Expression kinds that read memory or compute values but never change state by themselves.
+PURE_KINDS = LITERALS | {
+    CursorKind.DECL_REF_EXPR, CursorKind.PAREN_EXPR, CursorKind.UNARY_OPERATOR,
+    CursorKind.BINARY_OPERATOR, CursorKind.CONDITIONAL_OPERATOR, CursorKind.CSTYLE_CAST_EXPR,
+    CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.CXX_UNARY_EXPR,
+    CursorKind.UNEXPOSED_EXPR,
+}
+UNEVALUATED_KINDS = frozenset({CursorKind.CXX_UNARY_EXPR})  # sizeof, _Alignof
+
+
+def is_volatile_read(cursor: Cursor) -> bool:
+    return cursor.type.is_volatile_qualified() and cursor.kind in (
+        CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
+        CursorKind.UNARY_OPERATOR,
+    )
+
+
+def side_effect_free(cursor: Cursor) -> bool:
+    """No assignment, ++/--, call, statement expression or volatile read anywhere inside."""
+    if cursor.kind in UNEVALUATED_KINDS:
+        return True
+    if cursor.kind not in PURE_KINDS or is_volatile_read(cursor):
+        return False
+    if binary_op(cursor) in ASSIGNING or unary_op(cursor) in INCREMENTING:
+        return False
+    return all(side_effect_free(child) for child in children(cursor))
+
+
+def is_constant(cursor: Cursor) -> bool:
+    """Built only from literals, enumerators and sizeof: its value is known at compile time."""
+    if cursor.kind in UNEVALUATED_KINDS or cursor.kind in LITERALS:
+        return True
+    if cursor.kind == CursorKind.DECL_REF_EXPR:
+        ref = cursor.referenced
+        return ref is not None and ref.kind == CursorKind.ENUM_CONSTANT_DECL
+    if cursor.kind not in (CursorKind.PAREN_EXPR, CursorKind.UNEXPOSED_EXPR,
+                           CursorKind.CSTYLE_CAST_EXPR, CursorKind.BINARY_OPERATOR,
+                           CursorKind.UNARY_OPERATOR, CursorKind.CONDITIONAL_OPERATOR):
+        return False
+    if unary_op(cursor) in ("*", "&") or binary_op(cursor) in ASSIGNING:
+        return False
+    return all(is_constant(child) for child in children(cursor))
+
+
+def literal_int(cursor: Cursor, unit: Unit) -> int | None:
+    """Value of a plain integer literal operand (``0``, ``1u``, ``0x10``), else None."""
+    node = strip_implicit(cursor)
+    while node.kind == CursorKind.PAREN_EXPR:
+        node = strip_implicit(children(node)[0])
+    if node.kind != CursorKind.INTEGER_LITERAL or not unit.spelled(node):
+        return None
+    text = unit.text(node).rstrip("uUlL")
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def is_plain_operand(cursor: Cursor, unit: Unit) -> bool:
+    """A variable, literal, or ``.`` member of one: reading it again is free and cannot fault."""
+    node = strip_implicit(cursor)
+    if node.kind == CursorKind.PAREN_EXPR:
+        return is_plain_operand(children(node)[0], unit)
+    if node.kind in LITERALS - {CursorKind.STRING_LITERAL}:
+        return True
+    if is_volatile_read(node):
+        return False
+    if node.kind == CursorKind.DECL_REF_EXPR:
+        ref = node.referenced
+        return ref is not None and ref.kind in (
+            CursorKind.VAR_DECL, CursorKind.PARM_DECL, CursorKind.ENUM_CONSTANT_DECL)
+    if node.kind == CursorKind.MEMBER_REF_EXPR and not unit.opaque(node):
+        kids = children(node)
+        return (len(kids) == 1 and kids[0].type.get_canonical().kind != TypeKind.POINTER
+                and is_plain_operand(kids[0], unit))
+    return False
+
+
+def is_bitfield_ref(cursor: Cursor) -> bool:
+    node = strip_implicit(cursor)
+    while node.kind == CursorKind.PAREN_EXPR:
+        node = strip_implicit(children(node)[0])
+    ref = node.referenced if node.kind == CursorKind.MEMBER_REF_EXPR else None
+    return ref is not None and ref.kind == CursorKind.FIELD_DECL and ref.is_bitfield()
+
+
+class Unguardable(Exception):
+    """An operation whose safety cannot be expressed as a C test."""
+
+
+def guards(cursor: Cursor, unit: Unit) -> list[str] | None:
+    """Tests that make evaluating ``cursor`` safe, in evaluation order; None if impossible."""
+    found: list[str] = []
+    try:
+        _collect_guards(cursor, unit, found)
+    except Unguardable:
+        return None
+    return list(dict.fromkeys(found))
+
+
+def readable(cursor: Cursor, unit: Unit) -> bool:
+    """May a label evaluate this expression where the original would not have?"""
+    return (side_effect_free(cursor) and unit.flat_text(cursor) is not None
+            and guards(cursor, unit) is not None)
+
+
+def _text(cursor: Cursor, unit: Unit) -> str:
+    text = unit.flat_text(cursor) if unit.spelled(cursor) and not _inside_macro(cursor, unit) else None
+    if text is None:
+        raise Unguardable(f"no clean text for a guard at offset {cursor.extent.start.offset}")
+    return f"({text})"
+
+
+def _inside_macro(cursor: Cursor, unit: Unit) -> bool:
+    start, end = unit.span(cursor)
+    return unit.touches_macro(start, end) and unit.opaque(cursor)
+
+
+def _collect_guards(cursor: Cursor, unit: Unit, found: list[str]) -> None:
+    if cursor.kind in UNEVALUATED_KINDS:
+        return
+    kids = children(cursor)
+    for child in kids:
+        _collect_guards(child, unit, found)
+    if cursor.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
+        _subscript_guard(cursor, kids, unit, found)
+    elif cursor.kind == CursorKind.MEMBER_REF_EXPR:
+        if kids and kids[0].type.get_canonical().kind == TypeKind.POINTER:
+            found.append(f"{_text(kids[0], unit)} != 0")
+    elif cursor.kind == CursorKind.CSTYLE_CAST_EXPR:
+        target = canonical_kind(cursor)
+        if kids and target in INTEGER_KINDS and canonical_kind(kids[-1]) in FLOAT_KINDS:
+            raise Unguardable("float to integer conversion")
+    elif unary_op(cursor) == "*":
+        found.append(f"{_text(kids[0], unit)} != 0")
+    elif unary_op(cursor) == "-" and canonical_kind(cursor) in SIGNED_KINDS:
+        operand = _text(kids[0], unit)
+        found.append(f"!__builtin_sub_overflow(0, {operand}, &(__typeof__(-{operand})){{0}})")
+    elif binary_op(cursor) is not None:
+        _binary_guard(cursor, binary_op(cursor), kids, unit, found)
+
+
+def _subscript_guard(cursor: Cursor, kids: list[Cursor], unit: Unit, found: list[str]) -> None:
+    base = strip_implicit(kids[0])
+    base_type = base.type.get_canonical()
+    if base_type.kind != TypeKind.CONSTANTARRAY:
+        raise Unguardable("subscript of a pointer or array of unknown bound")
+    found.append(f"(unsigned long long){_text(kids[1], unit)} < {base_type.element_count}ull")
+
+
+def _binary_guard(cursor: Cursor, op: str, kids: list[Cursor], unit: Unit,
+                  found: list[str]) -> None:
+    result = canonical_kind(cursor)
+    if op in ("/", "%") and result in INTEGER_KINDS:
+        divisor = _text(kids[1], unit)
+        found.append(f"{divisor} != 0")
+        if result in SIGNED_KINDS:
+            found.append(f"{divisor} != -1")
+    elif op in ("<<", ">>"):
+        amount = _text(kids[1], unit)
+        width = bit_width(cursor)
+        found.append(f"(unsigned long long){amount} < {width}ull")
+        if op == "<<" and result in SIGNED_KINDS:
+            value = _text(kids[0], unit)
+            found.append(f"{value} >= 0 && ({value} >> ({width - 1} - {amount})) == 0")
+    elif op in ("+", "-", "*") and result in SIGNED_KINDS:
+        left, right = _text(kids[0], unit), _text(kids[1], unit)
+        builtin = {"+": "add", "-": "sub", "*": "mul"}[op]
+        found.append(f"!__builtin_{builtin}_overflow({left}, {right}, "
+                     f"&(__typeof__({left} {op} {right})){{0}})")

@@ -1,0 +1,172 @@
+"""Where labels may go: decisions and arithmetic/relational binary expressions.
+
+Only expressions that are evaluated at run time inside a function body and spelled in the file
+qualify. Skipped on purpose, because a statement expression there would not compile or would
+change meaning: constant-expression contexts (case labels, static or extern locals, declarator
+sizes), unevaluated operands (sizeof, _Alignof, _Generic, typeof, __builtin_constant_p ...),
+asm statements, and code inside macro expansions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from string import Template
+
+from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
+
+from .logic import Decision, build_decision
+from .ops import ARITHMETIC, LOGICAL, RELATIONAL, binary_op, unary_op
+from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
+from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children
+
+UNEVALUATED_LEADS = frozenset({
+    "sizeof", "_Alignof", "__alignof__", "__alignof", "alignof", "_Generic", "typeof",
+    "__typeof__", "__typeof", "__builtin_offsetof", "__builtin_choose_expr",
+    "__builtin_types_compatible_p", "_Static_assert",
+})
+COMPILE_TIME_CALLS = frozenset({
+    "__builtin_constant_p", "__builtin_object_size", "__builtin_dynamic_object_size",
+})
+SKIPPED_STATEMENTS = frozenset({CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT})
+LOCAL_STORAGE = frozenset({StorageClass.NONE, StorageClass.AUTO, StorageClass.REGISTER})
+
+
+@dataclass
+class Binop:
+    """``lhs OP rhs`` with OP relational or arithmetic, both operands spelled in the file."""
+
+    cursor: Cursor
+    op: str
+    lhs: Cursor
+    rhs: Cursor
+    lhs_text: str
+    rhs_text: str
+    plain: bool  # both operands can be re-read verbatim (no temporaries needed)
+    bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
+    rhs_literal: int | None  # value of an integer-literal right operand
+
+    @property
+    def text(self) -> str:
+        return f"{self.lhs_text} {self.op} {self.rhs_text}"
+
+    def render(self, template: str) -> str:
+        """A predicate template over ``$x0``/``$x1`` written with the operands' own text."""
+        return Template(template).substitute(x0=self.lhs_text, x1=self.rhs_text)
+
+
+@dataclass
+class Function:
+    cursor: Cursor
+    decisions: list[Decision] = field(default_factory=list)
+    binops: list[Binop] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.cursor.spelling
+
+
+def find_sites(unit: Unit, only_funcs: frozenset[str]) -> list[Function]:
+    """Every function definition of the file with its label sites, in source order."""
+    found = []
+    for cursor in unit.functions():
+        if only_funcs and cursor.spelling not in only_funcs:
+            continue
+        function = Function(cursor)
+        body = [c for c in children(cursor) if c.kind == CursorKind.COMPOUND_STMT]
+        if body:
+            _Walker(unit, function).statement(body[0])
+        found.append(function)
+    return found
+
+
+class _Walker:
+    def __init__(self, unit: Unit, function: Function) -> None:
+        self.unit = unit
+        self.function = function
+
+    def statement(self, cursor: Cursor) -> None:
+        if cursor.kind in SKIPPED_STATEMENTS or not self.unit.in_main_file(cursor):
+            return
+        if cursor.kind == CursorKind.CASE_STMT:
+            self.any(children(cursor)[-1])
+        elif cursor.kind == CursorKind.DECL_STMT:
+            for decl in children(cursor):
+                self.declaration(decl)
+        else:
+            for child in children(cursor):
+                self.any(child)
+
+    def any(self, cursor: Cursor) -> None:
+        if cursor.kind.is_expression():
+            self.expression(cursor)
+        elif cursor.kind.is_statement():
+            self.statement(cursor)
+
+    def declaration(self, decl: Cursor) -> None:
+        """Visit only the initializer of an automatic variable (never sizes or types)."""
+        if decl.kind != CursorKind.VAR_DECL or decl.storage_class not in LOCAL_STORAGE:
+            return
+        equals = [t for t in self.unit.tokens_in(*self.unit.span(decl)) if t.spelling == "="]
+        if not equals:
+            return
+        for child in children(decl):
+            if child.kind.is_expression() and self.unit.span(child)[0] > equals[0].offset:
+                self.expression(child)
+
+    def expression(self, cursor: Cursor) -> None:
+        unit = self.unit
+        if unit.opaque(cursor) or not unit.in_main_file(cursor):
+            return
+        if cursor.kind in (CursorKind.CXX_UNARY_EXPR, CursorKind.GENERIC_SELECTION_EXPR):
+            return
+        if unit.first_token(cursor) in UNEVALUATED_LEADS:
+            return
+        if cursor.kind == CursorKind.CALL_EXPR and cursor.spelling in COMPILE_TIME_CALLS:
+            return
+        if self._is_decision_root(cursor):
+            decision = build_decision(cursor, unit)
+            if decision is not None:
+                if not all(is_constant(a.cursor) for a in decision.atoms):
+                    self.function.decisions.append(decision)
+                for atom in decision.atoms:
+                    self.expression(atom.cursor)
+                return
+        binop = self._binop(cursor)
+        if binop is not None:
+            self.function.binops.append(binop)
+        for child in children(cursor):
+            self.any(child)  # a GNU statement expression holds statements
+
+    def _is_decision_root(self, cursor: Cursor) -> bool:
+        node = cursor
+        while True:
+            if binary_op(node) in LOGICAL:
+                return True
+            if node.kind in (CursorKind.PAREN_EXPR, CursorKind.UNEXPOSED_EXPR) or unary_op(node) == "!":
+                kids = children(node)
+                if len(kids) != 1:
+                    return False
+                node = kids[0]
+                continue
+            return False
+
+    def _binop(self, cursor: Cursor) -> Binop | None:
+        op = binary_op(cursor)
+        if cursor.kind != CursorKind.BINARY_OPERATOR or op not in RELATIONAL | ARITHMETIC:
+            return None
+        unit = self.unit
+        lhs, rhs = children(cursor)
+        if is_constant(cursor) or not (unit.spelled(lhs) and unit.spelled(rhs)):
+            return None
+        lhs_text, rhs_text = unit.flat_text(lhs), unit.flat_text(rhs)
+        if unit.operator_between(lhs, rhs) is None or lhs_text is None or rhs_text is None:
+            return None
+        if not all(_scalar(canonical_kind(side)) for side in (lhs, rhs)):
+            return None
+        return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text,
+                     is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit),
+                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit))
+
+
+def _scalar(kind: TypeKind) -> bool:
+    return kind in INTEGER_KINDS or kind in FLOAT_KINDS or kind == TypeKind.POINTER

@@ -1,0 +1,240 @@
+"""One parsed C file: libclang AST plus what rewriters need to edit its bytes safely.
+
+Offsets are byte offsets into the main file as libclang reports them (expansion locations). Code
+that comes out of a macro expansion has every node's extent squeezed onto the invocation text, so
+such nodes cannot be told apart by position: ``Unit.spelled`` tells whether a node's extent is
+really its own text, and ``Unit.opaque`` whether its inside belongs to a macro expansion.
+"""
+
+from __future__ import annotations
+
+import bisect
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache, cached_property
+from pathlib import Path
+
+from clang import cindex
+from clang.cindex import Cursor, CursorKind, TokenKind, TypeKind
+
+INTEGER_KINDS = frozenset({
+    TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR16, TypeKind.CHAR32,
+    TypeKind.USHORT, TypeKind.UINT, TypeKind.ULONG, TypeKind.ULONGLONG, TypeKind.UINT128,
+    TypeKind.CHAR_S, TypeKind.SCHAR, TypeKind.WCHAR, TypeKind.SHORT, TypeKind.INT,
+    TypeKind.LONG, TypeKind.LONGLONG, TypeKind.INT128, TypeKind.ENUM,
+})
+SIGNED_KINDS = frozenset({
+    TypeKind.CHAR_S, TypeKind.SCHAR, TypeKind.WCHAR, TypeKind.SHORT, TypeKind.INT,
+    TypeKind.LONG, TypeKind.LONGLONG, TypeKind.INT128,
+})
+FLOAT_KINDS = frozenset({
+    TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.LONGDOUBLE, TypeKind.FLOAT128, TypeKind.HALF,
+})
+# Unsigned type of the same width, for arithmetic that must wrap instead of overflowing.
+UNSIGNED_SPELLING = {
+    TypeKind.INT: "unsigned int", TypeKind.UINT: "unsigned int",
+    TypeKind.LONG: "unsigned long", TypeKind.ULONG: "unsigned long",
+    TypeKind.LONGLONG: "unsigned long long", TypeKind.ULONGLONG: "unsigned long long",
+    TypeKind.INT128: "unsigned __int128", TypeKind.UINT128: "unsigned __int128",
+}
+
+
+@cache
+def builtin_header_args() -> tuple[str, ...]:
+    """Flags that give libclang the compiler's own headers (stddef.h, stdarg.h, ...).
+
+    The libclang wheel ships without its resource directory, so borrow the installed clang's,
+    or else gcc's include directory.
+    """
+    for command, flag in ((["clang", "-print-resource-dir"], "-resource-dir"),
+                          (["gcc", "-print-file-name=include"], "-isystem")):
+        if shutil.which(command[0]) is None:
+            continue
+        found = subprocess.run(command, capture_output=True, text=True).stdout.strip()
+        root = Path(found) / "include" if flag == "-resource-dir" else Path(found)
+        if (root / "stddef.h").is_file():
+            return (flag, found)
+    return ()
+
+
+class ParseError(RuntimeError):
+    """libclang could not produce a usable AST (fatal errors in the file)."""
+
+
+@dataclass(frozen=True)
+class Token:
+    offset: int
+    end: int
+    spelling: str
+    kind: TokenKind
+
+
+class Unit:
+    """A translation unit restricted to its main file."""
+
+    def __init__(self, path: str, compile_args: list[str]) -> None:
+        self.path = str(Path(path))
+        self.source = Path(path).read_bytes()
+        index = cindex.Index.create()
+        self.tu = index.parse(
+            self.path,
+            args=[*builtin_header_args(), *compile_args],
+            options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
+        )
+        fatal = [d for d in self.tu.diagnostics if d.severity >= cindex.Diagnostic.Error]
+        if fatal:
+            raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
+                                       for d in fatal[:5]))
+        self._macro_ranges = sorted(
+            (c.extent.start.offset, c.extent.end.offset)
+            for c in self.tu.cursor.get_children()
+            if c.kind == CursorKind.MACRO_INSTANTIATION and self.in_main_file(c)
+        )
+
+    # -- positions -------------------------------------------------------------------------
+
+    def in_main_file(self, cursor: Cursor) -> bool:
+        loc = cursor.extent.start
+        return loc.file is not None and loc.file.name == self.path
+
+    @staticmethod
+    def span(cursor: Cursor) -> tuple[int, int]:
+        return cursor.extent.start.offset, cursor.extent.end.offset
+
+    def text(self, cursor: Cursor) -> str:
+        start, end = self.span(cursor)
+        return self.source[start:end].decode(errors="surrogateescape")
+
+    def spelled(self, cursor: Cursor) -> bool:
+        """True when the node's extent is real text that may be wrapped as a whole.
+
+        A node inside a macro expansion gets the invocation's extent (or an empty one); its
+        extent then lies within a macro range and is not its own text.
+        """
+        if not self.in_main_file(cursor):
+            return False
+        start, end = self.span(cursor)
+        if end <= start:
+            return False
+        return all(
+            (start <= m_start and m_end <= end) or m_end <= start or end <= m_start
+            for m_start, m_end in self._macro_ranges
+        )
+
+    def opaque(self, cursor: Cursor) -> bool:
+        """True when the node's inside comes from a macro expansion (do not edit within)."""
+        if not self.spelled(cursor):
+            return True
+        start, end = self.span(cursor)
+        return any(m_start <= start and end <= m_end for m_start, m_end in self._macro_ranges)
+
+    def touches_macro(self, start: int, end: int) -> bool:
+        """True when a byte range shares any text with a macro invocation."""
+        return any(m_start < end and start < m_end for m_start, m_end in self._macro_ranges)
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    @cached_property
+    def tokens(self) -> list[Token]:
+        """Every token of the main file, in order (one libclang call for the whole file)."""
+        found = []
+        for tok in self.tu.get_tokens(extent=self.tu.cursor.extent):
+            ext = tok.extent
+            if ext.start.file is None or ext.start.file.name != self.path:
+                continue
+            found.append(Token(ext.start.offset, ext.end.offset, tok.spelling, tok.kind))
+        return found
+
+    @cached_property
+    def _token_offsets(self) -> list[int]:
+        return [t.offset for t in self.tokens]
+
+    def tokens_in(self, start: int, end: int) -> list[Token]:
+        lo = bisect.bisect_left(self._token_offsets, start)
+        hi = bisect.bisect_left(self._token_offsets, end)
+        return [t for t in self.tokens[lo:hi] if t.kind != TokenKind.COMMENT]
+
+    def flat_text(self, cursor: Cursor) -> str | None:
+        """The node's tokens joined on one line (no comments), safe to copy elsewhere.
+
+        None when the extent holds a preprocessor directive: such text cannot be re-emitted.
+        """
+        toks = self.tokens_in(*self.span(cursor))
+        if not toks or any(t.spelling == "#" for t in toks):
+            return None
+        return join_tokens([t.spelling for t in toks])
+
+    def first_token(self, cursor: Cursor) -> str:
+        toks = self.tokens_in(*self.span(cursor))
+        return toks[0].spelling if toks else ""
+
+    def operator_between(self, left: Cursor, right: Cursor) -> Token | None:
+        """The single operator token between two operands, or None if it is not plain text."""
+        start, end = self.span(left)[1], self.span(right)[0]
+        if self.touches_macro(start, end):
+            return None
+        toks = self.tokens_in(start, end)
+        if len(toks) != 1 or toks[0].kind != TokenKind.PUNCTUATION:
+            return None
+        return toks[0]
+
+    # -- AST helpers -----------------------------------------------------------------------
+
+    def functions(self) -> list[Cursor]:
+        """Function definitions whose bodies are spelled in the main file."""
+        return [
+            c for c in self.tu.cursor.get_children()
+            if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and self.in_main_file(c)
+        ]
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        line = self.source.count(b"\n", 0, offset) + 1
+        column = offset - (self.source.rfind(b"\n", 0, offset) + 1) + 1
+        return line, column
+
+
+def join_tokens(spellings: list[str]) -> str:
+    """Tokens on one line: a space where two tokens would otherwise fuse (``a b``, ``- -``,
+    ``/ *``), around comparisons and logical operators, and after commas."""
+    out = spellings[0]
+    for prev, tok in zip(spellings, spellings[1:]):
+        fuse = _wordlike(prev[-1]) and _wordlike(tok[0]) or (
+            not _wordlike(prev[-1]) and not _wordlike(tok[0])
+            and prev[-1] not in "()[]," and tok[0] not in "()[],;")
+        spaced = fuse or tok in _SPACED or prev in _SPACED or prev == ","
+        out += (" " if spaced else "") + tok
+    return out
+
+
+_SPACED = frozenset({"&&", "||", "==", "!=", "<=", ">=", "<", ">", "?", ":", "=", "+=", "-="})
+
+
+def _wordlike(char: str) -> bool:
+    return char.isalnum() or char in "_$'\""
+
+
+def children(cursor: Cursor) -> list[Cursor]:
+    return list(cursor.get_children())
+
+
+def strip_implicit(cursor: Cursor) -> Cursor:
+    """Skip implicit-cast wrappers (libclang shows them as UNEXPOSED_EXPR with one child)."""
+    while cursor.kind == CursorKind.UNEXPOSED_EXPR:
+        kids = children(cursor)
+        if len(kids) != 1 or cursor.extent != kids[0].extent:
+            break
+        cursor = kids[0]
+    return cursor
+
+
+def canonical_kind(cursor: Cursor) -> TypeKind:
+    return cursor.type.get_canonical().kind
+
+
+def is_arithmetic(kind: TypeKind) -> bool:
+    return kind in INTEGER_KINDS or kind in FLOAT_KINDS
+
+
+def bit_width(cursor: Cursor) -> int:
+    return cursor.type.get_canonical().get_size() * 8

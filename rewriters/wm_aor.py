@@ -1,0 +1,89 @@
+"""WM / AOR: ``+ - * / %`` replaced by each other on arithmetic operands.
+
+Kill when the values differ. Values are computed so the label itself has no undefined
+behaviour: ``+ - *`` in the unsigned type of the same width (wraps instead of overflowing),
+``/`` and ``%`` only for a divisor that is neither 0 nor -1 (signed). A mutant dividing by zero
+would trap, so a zero divisor kills it. Simplified where known: for integers ``a + b`` and
+``a - b`` differ iff ``b != 0``. Equivalent or always-killed mutants with a literal divisor or
+addend (``x * 1`` -> ``x / 1``, ``x + 1`` -> ``x - 1``) are not emitted. Pointer arithmetic is
+not mutated; ``%`` is only used between integers.
+"""
+
+from __future__ import annotations
+
+from .model import Emitter, LabelOptions, LabelRequest
+from .sites import Binop, Function
+from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, canonical_kind
+
+name = "AOR"
+help = "arithmetic operator replacement: + - * / % replaced by each other"
+
+OPERATORS = ("+", "-", "*", "/", "%")
+SHORT_NAME = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+DIVIDING = frozenset({"/", "%"})
+# (original, mutant) -> kill condition for integers, exact in mathematical arithmetic
+SIMPLIFIED = {("+", "-"): "($x1) != 0", ("-", "+"): "($x1) != 0"}
+# (original, mutant) -> literal right operands that make the mutant equivalent or always killed
+CONSTANT_KILL = {
+    ("+", "-"): None, ("-", "+"): None,  # None: any literal (x+0 ~ x-0; x+1 always differs)
+    ("*", "/"): frozenset({1}), ("/", "*"): frozenset({1}),
+}
+
+
+def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
+    for site in function.binops:
+        if site.op not in OPERATORS:
+            continue
+        kinds = (canonical_kind(site.lhs), canonical_kind(site.rhs))
+        if not all(k in INTEGER_KINDS or k in FLOAT_KINDS for k in kinds):
+            continue
+        for mutant in OPERATORS:
+            if mutant != site.op:
+                code = kill_condition(site, mutant)
+                if code is not None:
+                    emit.label(LabelRequest(
+                        site=site, criterion="wm",
+                        operator=f"wm.aor.{SHORT_NAME[site.op]}_{SHORT_NAME[mutant]}",
+                        predicate=site.render(code), code=code))
+
+
+def kill_condition(site: Binop, mutant: str) -> str | None:
+    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ; None to skip."""
+    result = canonical_kind(site.cursor)
+    pair = (site.op, mutant)
+    if result in FLOAT_KINDS:
+        if mutant == "%":
+            return None
+        return f"(($x0) {site.op} ($x1)) != (($x0) {mutant} ($x1))"
+    unsigned = UNSIGNED_SPELLING.get(result)
+    if unsigned is None:
+        return None
+    if pair in CONSTANT_KILL:
+        literal = site.rhs_literal
+        if literal is not None and (CONSTANT_KILL[pair] is None or literal in CONSTANT_KILL[pair]):
+            return None
+    signed = result in SIGNED_KINDS
+    guard = _divisor_guard(signed) if site.op in DIVIDING else ""
+    if pair in SIMPLIFIED:
+        return _join(guard, SIMPLIFIED[pair])
+    differ = f"{_value(site.op, unsigned)} != {_value(mutant, unsigned)}"
+    if mutant in DIVIDING:
+        if signed:
+            differ = f"($x1) != -1 && {differ}"
+        differ = f"(($x1) == 0 || ({differ}))"
+    return _join(guard, differ)
+
+
+def _value(op: str, unsigned: str) -> str:
+    if op in DIVIDING:
+        return f"({unsigned})(($x0) {op} ($x1))"
+    return f"(({unsigned})($x0) {op} ({unsigned})($x1))"
+
+
+def _divisor_guard(signed: bool) -> str:
+    return "($x1) != 0 && ($x1) != -1" if signed else "($x1) != 0"
+
+
+def _join(guard: str, condition: str) -> str:
+    return f"{guard} && {condition}" if guard else condition
+
