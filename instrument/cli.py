@@ -1,7 +1,9 @@
 """The ``ffcc`` command: a drop-in C compiler that instruments for fuzzing.
 
-Drop-in form replaces the process with the backend compiler (same exit
-status, same diagnostics); project form builds one program in a directory.
+Drop-in form replaces the process with the backend compiler when nothing is
+left to do afterwards (same exit status, same diagnostics); with labels it
+compiles annotated copies and, when it links a program, writes the program's
+label database.  Project form builds one program in a directory.
 
 Build systems run the compiler hundreds of times (a configure script alone
 does), so this entry point imports only what a plain compile needs: no
@@ -12,13 +14,44 @@ and the project, label and runtime-building machinery only when used.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
-from .command_line import parse_command
+from .command_line import Mode, parse_command
 from .errors import FfccError
-from .options import HELP, parse_options
+from .options import HELP, FfccOptions, parse_options
 from .plan import needs_runtime, plan_compile
-from .toolchain import select_backend
+from .toolchain import predefined_macros, select_backend
+
+
+def label_builder(opts: FfccOptions):
+    """A LabelBuilder for the labels the options ask for, or None."""
+    if not opts.wants_labels:
+        return None
+    from ffcc.rewriters import LabelOptions
+
+    from .labels import LabelBuilder
+    from .selection import make_selection
+
+    selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
+    label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_max, wm_ops=opts.wm_ops,
+                                 only_funcs=selection.functions, in_macros=opts.in_macros)
+    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose)
+
+
+def estimate(paths: list[str]) -> int:
+    """Print expected label counts per file (tree-sitter: no includes, no compile)."""
+    from ffcc.rewriters import estimate_file
+
+    print(f"{'file':40} {'lines':>7} {'mcc':>7} {'wm':>7} {'labels/line':>12}")
+    for path in paths:
+        try:
+            est = estimate_file(path)
+        except OSError as err:
+            raise FfccError(f"ffcc: error: cannot read {path}: {err.strerror}") from err
+        print(f"{path:40} {est.lines_of_code:7} {est.mcc_labels:7} {est.wm_labels:7} "
+              f"{est.labels_per_loc:12.2f}")
+    return 0
 
 
 def run(argv: list[str]) -> int:
@@ -28,10 +61,13 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(HELP)
         return 0
     command = parse_command(opts.compiler_args)
+    if opts.estimate:
+        return estimate([s.path for s in command.c_sources])
     backend = select_backend(opts.cc)
+    builder = label_builder(opts) if command.mode is not Mode.PREPROCESS else None
     from .project import build_project, is_project_form
     if is_project_form(command):
-        program = build_project(command, backend, opts.name, opts.verbose)
+        program = build_project(command, backend, builder, opts.name, opts.verbose)
         print(f"ffcc: built {program} ({backend.kind} backend)", file=sys.stderr)
         return 0
     rt = None
@@ -39,11 +75,20 @@ def run(argv: list[str]) -> int:
         from .runtime_cache import runtime_files
         rt = runtime_files(backend, command.arch_flags)
     backend_argv = plan_compile(command, backend, rt)
-    if opts.verbose:
-        print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
-    sys.stdout.flush()
-    os.execv(backend_argv[0], backend_argv)
-    return 127  # not reached
+    if builder is None:
+        if opts.verbose:
+            print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
+        sys.stdout.flush()
+        os.execv(backend_argv[0], backend_argv)
+    from .labels import compile_with_labels
+    try:
+        status = compile_with_labels(backend_argv, command, builder, opts.verbose)
+    finally:
+        builder.cleanup()
+    if status == 0 and command.builds_executable:
+        from .label_db import write_label_db
+        write_label_db(command.output or "a.out")
+    return status
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,3 +98,6 @@ def main(argv: list[str] | None = None) -> None:
     except FfccError as err:
         print(str(err), file=sys.stderr)
         sys.exit(err.exit_code)
+    except subprocess.SubprocessError as err:
+        print(f"ffcc: error: {err}", file=sys.stderr)
+        sys.exit(1)

@@ -1,8 +1,9 @@
 """Project form: ``ffcc -o build/ src/*.c`` builds one program inside build/.
 
 Each source is compiled to build/obj/, in parallel, then linked into
-build/<name>; build/ffcc-build.json records how, for the steps that come later
-(label database, pruning, fuzzing).
+build/<name>, whose label database is build/<name>.labels.jsonl;
+build/ffcc-build.json records how, for the steps that come later (pruning,
+fuzzing).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .command_line import CompilerCommand, Source
+from .command_line import CompilerCommand, Source, parse_command
 from .errors import FfccError
 from .plan import front_flags, link_additions
 from .runtime_cache import runtime_files
@@ -53,7 +54,10 @@ def _object_names(sources: list[Source]) -> list[str]:
     return names
 
 
-def _run(argv: list[str], verbose: bool) -> int:
+def _run(argv: list[str], verbose: bool, builder=None) -> int:
+    if builder is not None:
+        from .labels import compile_with_labels
+        return compile_with_labels(argv, parse_command(argv[1:]), builder, verbose)
     if verbose:
         print("ffcc: " + " ".join(argv), file=sys.stderr)
     return subprocess.run(argv).returncode
@@ -65,9 +69,10 @@ def _write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def build_project(command: CompilerCommand, backend: Backend, name: str | None,
+def build_project(command: CompilerCommand, backend: Backend, builder, name: str | None,
                   verbose: bool = False) -> Path:
-    """Compile and link; returns the program's path.  Raises FfccError on failure."""
+    """Compile (with labels when ``builder`` is a LabelBuilder) and link; returns the
+    program's path.  Raises FfccError on failure."""
     out_dir = Path(command.output)
     obj_dir = out_dir / "obj"
     try:
@@ -83,8 +88,12 @@ def build_project(command: CompilerCommand, backend: Backend, name: str | None,
     objects = [obj_dir / n for n in _object_names(command.sources)]
     compiles = [[backend.path, *front, *compile_options, "-c", s.path, "-o", str(obj)]
                 for s, obj in zip(command.sources, objects)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        codes = list(pool.map(lambda argv: _run(argv, verbose), compiles))
+    try:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            codes = list(pool.map(lambda argv: _run(argv, verbose, builder), compiles))
+    finally:
+        if builder is not None:
+            builder.cleanup()
     failed = [s.path for s, code in zip(command.sources, codes) if code != 0]
     if failed:
         raise FfccError(f"ffcc: error: compiling {', '.join(failed)} failed", 1)
@@ -96,11 +105,26 @@ def build_project(command: CompilerCommand, backend: Backend, name: str | None,
         link += link_additions(command, runtime_files(backend, command.arch_flags))
     if _run(link, verbose) != 0:
         raise FfccError(f"ffcc: error: linking {program} failed", 1)
+    labels = 0
+    if builder is not None:
+        from .label_db import write_label_db
+        labels = write_label_db(str(program))
+        _report_labels(builder, labels)
     _write_json(out_dir / "ffcc-build.json", {
         "program": program.name,
         "backend": {"path": backend.path, "kind": backend.kind},
         "sources": [os.path.abspath(s.path) for s in command.sources],
         "objects": [str(o) for o in objects],
         "compile_options": compile_options,
+        "labels": labels,
     })
     return program
+
+
+def _report_labels(builder, total: int) -> None:
+    """The real label counts, per file and in all, after instrumenting."""
+    for unit in sorted(builder.units, key=lambda u: u.source):
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(unit.by_criterion.items()))
+        print(f"ffcc: {unit.source}: {unit.label_count} labels ({kinds}), "
+              f"{unit.left_out} left out", file=sys.stderr)
+    print(f"ffcc: {total} labels in the program", file=sys.stderr)

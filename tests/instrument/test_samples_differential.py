@@ -32,12 +32,19 @@ def plain_builds(tmp_path_factory):
     return builds
 
 
+LABELS = {"edges": (), "labels": ("--mcc", "--wm")}
+
+
+@pytest.mark.parametrize("labels", LABELS)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
-def test_same_behaviour_as_plain_gcc(name, opt, backend, plain_builds, tmp_path):
+def test_same_behaviour_as_plain_gcc(name, opt, backend, labels, plain_builds, tmp_path):
     build = tmp_path / "build"
-    ffcc(f"--cc={backend}", opt, "-o", f"{build}/", *sample_sources(name), cwd=REPO)
+    ffcc(f"--cc={backend}", *LABELS[labels], opt, "-o", f"{build}/", *sample_sources(name),
+         cwd=REPO)
+    if labels == "labels":
+        assert (build / f"{name}.labels.jsonl").stat().st_size > 0
     exe = build / name
     for path in sample_inputs(name):
         got = run_program([str(exe), str(path)], timeout=2)

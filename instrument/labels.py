@@ -1,0 +1,216 @@
+"""Compile C sources with labels: annotate, add the runtime ABI preamble, compile.
+
+The rewriters return code whose label bodies read ``__FFCC_LABEL(i)`` with a
+unit-local index.  This module owns what that means at run time:
+
+* each unit reserves ``12 + N`` bytes in section ``__ffcc_labels``: a header
+  (magic ``FFLB``, unit id, label count) and one slot byte per label; a label's
+  map slot is its byte's offset from the section start, so slots are fixed when
+  the program is linked;
+* the unit's label records go, as JSON lines headed by the same unit id, into
+  the non-allocated section ``.ffcc_labeldb``, which the linker concatenates and
+  archives carry along (label_db.py reads both back from the linked binary);
+* a hit increments the slot through ``__ffcc_label_area``, which the runtime
+  points at the label region of the coverage map.  Without ffcc's runtime (a
+  build with afl-clang-fast) it stays pointing at the section itself, so the
+  label branches still compile, run and show up as AFL++ edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+
+from .command_line import CompilerCommand, Source
+from .selection import Selection
+
+MAGIC = b"FFLB"
+HEADER_SIZE = 12
+
+
+@dataclass
+class LabelledUnit:
+    """One source compiled with labels: where its annotated copy is, what it holds."""
+
+    source: str
+    annotated: str
+    label_count: int
+    by_criterion: dict[str, int] = field(default_factory=dict)
+    left_out: int = 0
+
+
+def unit_id(path: str, text: str) -> int:
+    digest = hashlib.blake2b(f"{os.path.abspath(path)}\0{text}".encode(errors="surrogateescape"),
+                             digest_size=4).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _asm_string(line: str) -> str:
+    return line.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def preamble(uid: int, source: str, records: list[dict]) -> str:
+    """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
+    source as the compiler was given it (so __FILE__ and diagnostics are unchanged)."""
+    count = len(records)
+    header = MAGIC + uid.to_bytes(4, "little") + count.to_bytes(4, "little")
+    initialiser = ", ".join(str(b) for b in header)
+    db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
+                           ensure_ascii=True)]
+    db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
+    asm = ".pushsection .ffcc_labeldb,\"\",@progbits\n" + "".join(
+        f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
+    return (
+        "/* ffcc labels: see instrument/labels.py */\n"
+        'extern unsigned char __start___ffcc_labels[] __attribute__((weak, visibility("hidden")));\n'
+        '__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = '
+        "__start___ffcc_labels;\n"
+        f"static unsigned char __ffcc_unit_slots[{HEADER_SIZE + count}] "
+        '__attribute__((used, aligned(1), section("__ffcc_labels"))) = {' + initialiser + "};\n"
+        "#define __FFCC_LABEL(i) do { __asm__ volatile(\"\" ::: \"memory\"); "
+        "unsigned char *__ffcc_slot = __ffcc_label_area + "
+        f"((__SIZE_TYPE__)&__ffcc_unit_slots[{HEADER_SIZE} + (i)] - "
+        "(__SIZE_TYPE__)__start___ffcc_labels); "
+        "*__ffcc_slot = (unsigned char)(*__ffcc_slot + 1 + (*__ffcc_slot == 255)); } while (0)\n"
+        f"__asm__({json.dumps(asm)});\n"
+        f"#line 1 {json.dumps(source)}\n")
+
+
+def parse_flags(command: CompilerCommand) -> list[str]:
+    """The options libclang needs to parse a unit like the compiler: no outputs, no deps."""
+    skip_with_value = {"-MF", "-MT", "-MQ", "-o"}
+    flags, skip = [], False
+    for option in command.options:
+        if skip:
+            skip = False
+        elif option in skip_with_value:
+            skip = True
+        elif option not in ("-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM"):
+            flags.append(option)
+    return flags
+
+
+class LabelBuilder:
+    """Annotates the selected C sources of one command into a private directory."""
+
+    def __init__(self, label_options, selection: Selection, macros: list[str],
+                 verbose: bool = False) -> None:
+        self.label_options = label_options
+        self.selection = selection
+        self.macros = macros
+        self.verbose = verbose
+        self.workdir = tempfile.mkdtemp(prefix="ffcc-labels-")
+        self.units: list[LabelledUnit] = []
+
+    def annotate(self, source: Source, flags: list[str]) -> LabelledUnit | None:
+        """Write the annotated copy of one source; None when it gets no labels.
+
+        A file libclang cannot parse is compiled as it is, so the user sees the
+        compiler's own diagnostics.
+        """
+        from ffcc.rewriters import annotate
+        from ffcc.rewriters.unit import ParseError
+
+        if source.language != "c" or source.path == "-" or not self.selection.wants_file(source.path):
+            return None
+        try:
+            result = annotate(source.path, [*self.macros, *flags], self.label_options)
+        except ParseError:
+            return None
+        if not result.labels:
+            return None
+        uid = unit_id(source.path, result.text)
+        records = [{k: v for k, v in asdict(label).items() if k != "file"} for label in result.labels]
+        subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
+        annotated = os.path.join(subdir, os.path.basename(source.path))
+        with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
+            out.write(preamble(uid, source.path, records) + result.text)
+        counts: dict[str, int] = {}
+        for label in result.labels:
+            counts[label.criterion] = counts.get(label.criterion, 0) + 1
+        unit = LabelledUnit(source.path, annotated, len(result.labels), counts, result.left_out)
+        self.units.append(unit)
+        if self.verbose:
+            print(f"ffcc: {source.path}: {unit.label_count} labels "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
+                  f"{unit.left_out} left out", file=sys.stderr)
+        return unit
+
+    def rewrite_argv(self, argv: list[str], command: CompilerCommand) -> list[str]:
+        """Swap each labelled source for its annotated copy; quote includes still find
+        the original directory first, as they would from the original file."""
+        flags = parse_flags(command)
+        replaced = {}
+        for source in command.sources:
+            unit = self.annotate(source, flags)
+            if unit is not None:
+                replaced[source.path] = unit
+        if not replaced:
+            return argv
+        iquotes = []
+        for unit in replaced.values():
+            iquotes += ["-iquote", os.path.dirname(os.path.abspath(unit.source)) or "."]
+        out = [argv[0], *iquotes]
+        for arg in argv[1:]:
+            out.append(replaced[arg].annotated if arg in replaced else arg)
+        return out
+
+    def fix_dependency_files(self, paths: list[str]) -> None:
+        """Make -MD output name the original sources, not the annotated copies."""
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            for unit in self.units:
+                text = text.replace(unit.annotated, unit.source)
+            with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(text)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def compile_with_labels(argv: list[str], command: CompilerCommand, builder: LabelBuilder,
+                        verbose: bool) -> int:
+    """Run one backend command with annotated sources; fall back to the original
+    sources (with a warning) if the annotated ones do not compile."""
+    labelled = builder.rewrite_argv(argv, command)
+    if labelled is argv:
+        return subprocess.run(argv).returncode
+    if verbose:
+        print("ffcc: " + " ".join(labelled), file=sys.stderr)
+    trial = subprocess.run(labelled, capture_output=True)
+    if trial.returncode == 0:
+        sys.stdout.buffer.write(trial.stdout)
+        sys.stderr.buffer.write(trial.stderr)
+        builder.fix_dependency_files(dependency_outputs(command))
+        return 0
+    original = subprocess.run(argv, capture_output=True)
+    sys.stdout.buffer.write(original.stdout)
+    sys.stderr.buffer.write(original.stderr)
+    if original.returncode == 0:
+        print("ffcc: warning: labelled code did not compile; built "
+              f"{', '.join(u.source for u in builder.units)} without labels "
+              "(please report this)", file=sys.stderr)
+        builder.units.clear()
+    return original.returncode
+
+
+def dependency_outputs(command: CompilerCommand) -> list[str]:
+    """The .d files a -MD/-MMD compile writes."""
+    if not command.dependency_file:
+        return []
+    args = command.args
+    if "-MF" in args:
+        return [args[args.index("-MF") + 1]]
+    if command.output:
+        return [os.path.splitext(command.output)[0] + ".d"]
+    return [os.path.splitext(os.path.basename(s.path))[0] + ".d" for s in command.sources]
