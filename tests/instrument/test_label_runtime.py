@@ -1,0 +1,82 @@
+"""Labels reach the fuzzer: each label has its own slot in the map's label region.
+
+The label region is the last ALIGN64(max slot + 1) bytes of the map the
+forkserver announces; the label database names each slot.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from forkserver_client import ForkServer, hello_map_size
+from helpers import REPO, ffcc, have, sample_sources
+
+BACKENDS = [b for b in ("gcc", "clang") if have(b)]
+READINGS = {20: b"T\x01\x14\x00", 50: b"T\x01\x32\x00", 75: b"T\x01\x4b\x00"}
+
+
+def load_db(program: Path) -> list[dict]:
+    return [json.loads(line) for line in program.with_name(program.name + ".labels.jsonl")
+            .read_text().splitlines()]
+
+
+def label_hits(program: Path, data: bytes, tmp_path: Path) -> set[int]:
+    """Slots of the labels an input covers, read from the shared map."""
+    labels = load_db(program)
+    region = (max(l["slot"] for l in labels) + 1 + 63) // 64 * 64
+    case = tmp_path / "input"
+    case.write_bytes(data)
+    server = ForkServer([str(program), str(case)])
+    try:
+        size = hello_map_size(server.hello)
+        run = server.run()
+    finally:
+        server.close()
+    start = size - region
+    return {l["slot"] for l in labels if run.map[start + l["slot"]]}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_kill_label_for_the_off_by_one_fires_only_at_50(backend, opt, tmp_path):
+    ffcc(f"--cc={backend}", "--mcc", "--wm", opt, "-o", f"{tmp_path}/b/",
+         *sample_sources("temperature"), cwd=REPO)
+    program = tmp_path / "b" / "temperature"
+    labels = load_db(program)
+    assert [l["id"] for l in labels] == list(range(len(labels)))
+    assert len({l["slot"] for l in labels}) == len(labels), "one slot per label"
+    (kill,) = [l for l in labels if l["operator"] == "wm.ror.ge_gt"]
+    assert kill["function"] == "fan_speed_for" and kill["line"] == 15
+    hits = {t: label_hits(program, data, tmp_path) for t, data in READINGS.items()}
+    assert kill["slot"] in hits[50]
+    assert kill["slot"] not in hits[20] | hits[75]
+    assert hits[20] != hits[75], "different temperatures, different labels"
+
+
+def test_drop_in_build_with_archive_and_dependency_files(tmp_path):
+    (tmp_path / "util.h").write_text("int clamp(int v, int lo, int hi);\n")
+    (tmp_path / "util.c").write_text(
+        '#include "util.h"\nint clamp(int v, int lo, int hi) {\n'
+        "  if (v < lo || v > hi) return v < lo ? lo : hi;\n  return v;\n}\n")
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "util.h"\n'
+        "int main(int argc, char **argv) {\n  int v = argc > 1 ? atoi(argv[1]) : 0;\n"
+        '  if (v > 0 && v % 2 == 0) puts("even");\n'
+        '  printf("%d\\n", clamp(v, 0, 10));\n  return 0;\n}\n')
+    env = {"FFCC_FLAGS": "--mcc --wm=ROR,COR"}
+    for unit in ("util", "main"):
+        ffcc("-O1", "-MD", "-c", f"{unit}.c", "-o", f"{unit}.o", cwd=tmp_path, env=env)
+        deps = (tmp_path / f"{unit}.d").read_text()
+        assert f"{unit}.c" in deps and "ffcc-labels-" not in deps
+    subprocess.run(["ar", "rcs", "libutil.a", "util.o"], cwd=tmp_path, check=True)
+    ffcc("main.o", "libutil.a", "-o", "prog", cwd=tmp_path, env=env)
+    labels = load_db(tmp_path / "prog")
+    assert {Path(l["file"]).name for l in labels} == {"util.c", "main.c"}
+    assert {l["criterion"] for l in labels} == {"mcc", "wm"}
+    assert all(l["operator"].startswith(("mcc", "wm.ror", "wm.cor")) for l in labels)
+    out = subprocess.run([str(tmp_path / "prog"), "42"], capture_output=True, text=True)
+    assert out.stdout == "even\n10\n"
