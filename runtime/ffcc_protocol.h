@@ -11,10 +11,11 @@
  * execution: fuzzer writes "previous run timed out" (0/1), target writes the
  * child pid, then the raw waitpid() status.
  *
- * Map layout: [edge region][label region].  The label region holds one byte
- * per label slot and occupies the last FFCC_ALIGN_UP(label_count) bytes of the
- * map, so a fuzzer that knows the map size (from the hello) and the label
- * count (from the binary's label database) knows where every slot is.
+ * Map layout: [edge region][label region].  The label region mirrors the
+ * binary's __ffcc_labels section (unit headers, then one byte per label slot)
+ * and occupies the last ALIGN64(section size) = ALIGN64(max slot + 1) bytes of
+ * the map, so a fuzzer that knows the map size (from the hello) and the slots
+ * (from the label database) knows where every label is.
  */
 #ifndef FFCC_PROTOCOL_H
 #define FFCC_PROTOCOL_H

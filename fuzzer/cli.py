@@ -1,0 +1,148 @@
+"""`ffuzz`: afl-fuzz's command line, FairFuzz's options, one-line errors.
+
+    ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D]
+          [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N] -- prog [args] @@
+
+-s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import click
+from ffcc.fuzzer.campaign import Campaign, read_seeds
+from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config
+from ffcc.fuzzer.dictionary import load_dictionary
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
+from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.outdir import OutputDir
+from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.stats import write_setup_files
+from ffcc.fuzzer.status import make_status
+
+
+def parse_timeout(text: str | None) -> int | None:
+    """`-t 200` -> 200.  AFL's `-t 200+` (skip seeds that time out) is accepted
+    and means the same: ffuzz always skips such seeds, with a message."""
+    if text is None:
+        return None
+    try:
+        value = int(text.rstrip("+"))
+    except ValueError:
+        raise click.BadParameter(f"not a number of milliseconds: {text}") from None
+    if value < 5:
+        raise click.BadParameter("the timeout must be at least 5 ms")
+    return value
+
+
+def parse_memory(text: str) -> int:
+    if text.lower() == "none":
+        return 0
+    units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+    number, unit = (text[:-1], text[-1].lower()) if text[-1].isalpha() else (text, "m")
+    try:
+        return max(int(float(number) * units[unit]), 1)
+    except (ValueError, KeyError):
+        raise click.BadParameter(f"not a memory size: {text}") from None
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-i", "input_dir", required=True, help="Seed directory, or - to resume from -o.")
+@click.option("-o", "output_dir", required=True, type=click.Path(path_type=Path),
+              help="Output directory (results go to OUT/default).")
+@click.option("-t", "timeout", help="Timeout per run in ms (N+ skips seeds that time out).")
+@click.option("-m", "memory", default="none", show_default=True, help="Memory limit (MB) or none.")
+@click.option("-x", "dictionaries", multiple=True, type=click.Path(path_type=Path),
+              help="AFL dictionary file or directory (repeatable).")
+@click.option("-V", "max_seconds", type=float, help="Stop after this many seconds.")
+@click.option("-E", "max_execs", type=int, help="Stop after about this many executions.")
+@click.option("-p", "--schedule", type=click.Choice(["fairfuzz", "afl"]), default="fairfuzz",
+              show_default=True, help="Queue selection: FairFuzz rare branches, or plain AFL.")
+@click.option("-D", "deterministic", is_flag=True, help="Run AFL's deterministic stages.")
+@click.option("-r", "target_trim", is_flag=True, help="FairFuzz: trim inputs to their target branch.")
+@click.option("-q", "bootstrap", type=click.Choice(["1", "2", "3"]),
+              help="FairFuzz: fall back to AFL selection after a cycle without new branches.")
+@click.option("-b", "no_mask", is_flag=True, help="FairFuzz: no mutation mask.")
+@click.option("-s", "shadow", is_flag=True, help="FairFuzz: shadow runs without the mask, logged.")
+@click.option("--seed", type=int, help="Seed of the random generator (default: random).")
+@click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.pass_obj
+def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str | None, memory: str,
+            dictionaries: tuple[Path, ...], max_seconds: float | None, max_execs: int | None,
+            schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
+            no_mask: bool, shadow: bool, seed: int | None, target: tuple[str, ...]) -> None:
+    """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
+    resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1"
+                                  and OutputDir(output_dir).has_campaign())
+    config = Config(
+        input_dir=None if resume else Path(input_dir), output_dir=output_dir,
+        target_argv=target, timeout_ms=parse_timeout(timeout),
+        mem_limit_mb=parse_memory(memory), dictionaries=dictionaries,
+        max_seconds=max_seconds, max_execs=max_execs,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**63),
+        schedule=schedule, deterministic=deterministic, target_trim=target_trim,
+        bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
+        use_mask=not no_mask, shadow=shadow,
+        stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")), argv=("ffuzz", *own_argv))
+    run(config)
+
+
+def make_scheduler(config: Config) -> Scheduler:
+    if config.schedule == "afl":
+        return AflScheduler()
+    return FairFuzzScheduler(use_mask=config.use_mask, bootstrap=config.bootstrap)
+
+
+def run(config: Config) -> None:
+    """Set up the pieces, run the campaign, tear down in reverse order."""
+    command_line = TargetCommand(tuple(config.target_argv))
+    check_target(command_line.binary)
+    tokens = [t for path in config.dictionaries for t in load_dictionary(path)]
+    seeds = None if config.input_dir is None else read_seeds(config.input_dir)
+    outdir = OutputDir(config.output_dir)
+    outdir.open(resume=config.input_dir is None)
+    try:
+        write_setup_files(outdir.root, list(config.argv), list(config.target_argv))
+        executor = NativeExecutor(command_line, outdir.cur_input,
+                                  config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
+                                  config.mem_limit_mb,
+                                  show_child_output=bool(os.environ.get("AFL_DEBUG_CHILD")),
+                                  crash_exitcode=_crash_exitcode())
+        executor.add_tokens(tokens)
+        status = make_status()
+        try:
+            Campaign(config, executor, outdir, make_scheduler(config), status,
+                     LabelMap.load(command_line.binary)).run(seeds)
+        finally:
+            status.close()
+            executor.close()
+    finally:
+        outdir.close()
+
+
+def _crash_exitcode() -> int | None:
+    value = os.environ.get("AFL_CRASH_EXITCODE")
+    return int(value) if value and value.lstrip("-").isdigit() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        command.main(args=args, prog_name="ffuzz", standalone_mode=False, obj=args)
+    except FuzzerError as exc:
+        print(f"ffuzz: {exc}", file=sys.stderr)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

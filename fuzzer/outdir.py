@@ -1,0 +1,154 @@
+"""The AFL-compatible output directory: out/default/{queue,crashes,hangs,...}.
+
+Every file is written to a temporary name and renamed into place, so a
+campaign killed at any instant leaves only complete files (and perhaps a
+stray `.tmp-*`, removed on resume).  The directory is flock()ed like AFL++
+does, so two fuzzers never share it.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ffcc.fuzzer.errors import FuzzerError
+
+_ID = re.compile(r"^id:(\d{6,})")
+TMP_PREFIX = ".tmp-"
+
+CRASH_README = """Command line used to find this crash:
+
+{command}
+
+If you can't reproduce a bug outside of ffuzz, be sure to set the same
+memory limit. The limit used for this fuzzing session was {memory}.
+
+Crashes here are de-duplicated by coverage: one file per crash whose
+hit/not-hit edge pattern had not been seen in an earlier crash.
+"""
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write data so that path holds either the old content or all of data."""
+    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{path.name}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append with one write() on an O_APPEND fd: lines never interleave or tear."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def id_of(name: str) -> int | None:
+    match = _ID.match(name)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class SavedCase:
+    id: int
+    path: Path
+
+
+class OutputDir:
+    """out/default of one campaign."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root / "default"
+        self.queue = self.root / "queue"
+        self.crashes = self.root / "crashes"
+        self.hangs = self.root / "hangs"
+        self.cur_input = self.root / ".cur_input"
+        self.fuzzer_stats = self.root / "fuzzer_stats"
+        self.plot_data = self.root / "plot_data"
+        self._lock_fd: int | None = None
+
+    def has_campaign(self) -> bool:
+        return self.queue.is_dir() and any(id_of(p.name) is not None for p in self.queue.iterdir())
+
+    def open(self, resume: bool) -> None:
+        """Create or reopen the layout, taking the lock first."""
+        if self.root.parent.exists() and not self.root.parent.is_dir():
+            raise FuzzerError(f"output path is not a directory: {self.root.parent}")
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        if resume and not self.has_campaign():
+            raise FuzzerError(f"nothing to resume: {self.queue} holds no queue entries")
+        if not resume and self.has_campaign():
+            raise FuzzerError(f"{self.root.parent} holds a previous campaign: resume it with "
+                              "-i - (or AFL_AUTORESUME=1), or choose another output directory")
+        for d in (self.queue, self.queue / ".state", self.crashes, self.hangs, self.root / ".synced"):
+            d.mkdir(exist_ok=True)
+        for d in (self.queue, self.crashes, self.hangs, self.root):
+            for stale in d.glob(TMP_PREFIX + "*"):
+                stale.unlink()
+
+    def _lock(self) -> None:
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise FuzzerError(f"output directory {self.root} is in use by another fuzzer") from None
+        self._lock_fd = fd
+
+    def close(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- saving --------------------------------------------------------------
+
+    def save_queue_entry(self, entry_id: int, description: str, data: bytes) -> Path:
+        path = self.queue / f"id:{entry_id:06d},{description}"
+        write_atomic(path, data)
+        return path
+
+    def save_crash(self, crash_id: int, signal: int, description: str, data: bytes,
+                   readme: str) -> Path:
+        if not (self.crashes / "README.txt").exists():
+            write_atomic(self.crashes / "README.txt", readme.encode())
+        path = self.crashes / f"id:{crash_id:06d},sig:{signal:02d},{description}"
+        write_atomic(path, data)
+        return path
+
+    def save_hang(self, hang_id: int, description: str, data: bytes) -> Path:
+        path = self.hangs / f"id:{hang_id:06d},{description}"
+        write_atomic(path, data)
+        return path
+
+    # -- resuming ------------------------------------------------------------
+
+    @staticmethod
+    def _cases(directory: Path) -> list[SavedCase]:
+        cases = [SavedCase(i, p) for p in directory.iterdir()
+                 if p.is_file() and (i := id_of(p.name)) is not None]
+        return sorted(cases, key=lambda c: c.id)
+
+    def saved_queue(self) -> list[SavedCase]:
+        return self._cases(self.queue)
+
+    def saved_crashes(self) -> list[SavedCase]:
+        return self._cases(self.crashes)
+
+    def saved_hangs(self) -> list[SavedCase]:
+        return self._cases(self.hangs)
+
+    def previous_stats(self) -> dict[str, str]:
+        """The last fuzzer_stats as key -> value (empty if none)."""
+        if not self.fuzzer_stats.exists():
+            return {}
+        stats = {}
+        for line in self.fuzzer_stats.read_text().splitlines():
+            key, sep, value = line.partition(":")
+            if sep:
+                stats[key.strip()] = value.strip()
+        return stats

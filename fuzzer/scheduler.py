@@ -1,0 +1,162 @@
+"""Which queue entries get fuzzed, and towards which branch.
+
+Two schedulers answer the same questions, so a plain-AFL baseline is always
+one flag away (`--schedule afl`):
+- AflScheduler: AFL's walk over the queue, favouring the culled entries.
+- FairFuzzScheduler: FairFuzz Algorithm 2 — fuzz an entry only if its rarest
+  branch is rare, and make that branch the target of the mutation mask; with
+  -q, fall back to AFL's walk after a queue cycle without new branches.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+from ffcc.fuzzer.queue import Queue, QueueEntry
+
+
+@dataclass(frozen=True)
+class Selection:
+    """An entry to fuzz now; with a target branch when FairFuzz chose it."""
+
+    entry: QueueEntry
+    target: int | None = None
+    use_mask: bool = False
+    deterministic_allowed: bool = True
+
+
+class Scheduler(Protocol):
+    name: str
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        """The selection for this entry, or None to skip it this cycle.
+
+        hits: FairFuzz numHits per map index, zero outside the queue's coverage
+        (a branch only crashes reach can be no entry's rarest branch)."""
+        ...
+
+    def on_new_branch(self) -> None:
+        """An execution covered a map index nobody had hit before."""
+        ...
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        """A pass over the whole queue finished."""
+        ...
+
+    def on_frozen_target(self, branch: int) -> None:
+        """No single-byte change of the entry kept `branch` hit (empty mask)."""
+        ...
+
+
+def rarity_cutoff(hits: np.ndarray) -> int:
+    """Smallest power of two >= the least hit count among hit branches (Def. 5)."""
+    seen = hits[hits > 0]
+    if not len(seen):
+        return 0
+    least = int(seen.min())
+    return 1 << (least - 1).bit_length()
+
+
+def rarest_branch(edges: np.ndarray, hits: np.ndarray) -> tuple[int, int] | None:
+    """(branch, hit count) of the least-hit branch among `edges` (Def. 6)."""
+    if not len(edges):
+        return None
+    counts = hits[edges]
+    counts = np.where(counts == 0, np.iinfo(counts.dtype).max, counts)  # unseen: not a branch yet
+    i = int(np.argmin(counts))
+    return int(edges[i]), int(counts[i])
+
+
+class AflScheduler:
+    """AFL's queue walk: mostly favoured, rarely the rest (afl-fuzz fuzz_one)."""
+
+    name = "afl"
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        if queue.pending_favoured and (entry.was_fuzzed or not entry.favoured):
+            if rng.random() < 0.99:
+                return None
+        elif not entry.favoured and len(queue) > 10:
+            skip = 0.75 if cycle > 1 and not entry.was_fuzzed else 0.95
+            if rng.random() < skip:
+                return None
+        return Selection(entry)
+
+    def on_new_branch(self) -> None:
+        pass
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        pass
+
+    def on_frozen_target(self, branch: int) -> None:
+        pass
+
+
+class Bootstrap(Enum):
+    """FairFuzz -q: how to fall back to AFL after a cycle without new branches."""
+
+    OFF = 0
+    UNTIL_NEW_BRANCH = 1          # -q 1: AFL walk, no mask, until a new branch
+    UNTIL_NEW_BRANCH_NO_DET = 2   # -q 2: same, and no deterministic stages
+    ONE_CYCLE = 3                 # -q 3: AFL walk, no mask, for one cycle
+
+
+class FairFuzzScheduler:
+    """Rare-branch selection with an optional AFL bootstrap (-q).
+
+    Two safety nets, as afl-rb has: after a whole cycle in which no entry's
+    rarest branch was rare, the cutoff doubles until a new branch shows up;
+    and a branch whose mask came out empty (every probe lost it, so masked
+    mutation cannot move) is blacklisted as a target.
+    """
+
+    name = "fairfuzz"
+
+    def __init__(self, use_mask: bool = True, bootstrap: Bootstrap = Bootstrap.OFF) -> None:
+        self.use_mask = use_mask
+        self.bootstrap = bootstrap
+        self.bootstrapping = False
+        self.cutoff_shift = 0
+        self.blacklist: set[int] = set()
+        self._selected_in_cycle = False
+        self._afl = AflScheduler()
+
+    def cutoff(self, hits: np.ndarray) -> int:
+        return rarity_cutoff(hits) << self.cutoff_shift
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        if self.bootstrapping:
+            chosen = self._afl.select(entry, queue, hits, cycle, rng)
+            no_det = self.bootstrap is Bootstrap.UNTIL_NEW_BRANCH_NO_DET
+            return chosen and Selection(entry, deterministic_allowed=not no_det)
+        if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
+            hits = hits.copy()
+            hits[np.fromiter(self.blacklist, np.int64)] = 0
+        rarest = rarest_branch(entry.edges, hits)
+        if rarest is None or rarest[1] > self.cutoff(hits):
+            return None
+        self._selected_in_cycle = True
+        return Selection(entry, target=rarest[0], use_mask=self.use_mask)
+
+    def on_new_branch(self) -> None:
+        self.cutoff_shift = 0
+        if self.bootstrap in (Bootstrap.UNTIL_NEW_BRANCH, Bootstrap.UNTIL_NEW_BRANCH_NO_DET):
+            self.bootstrapping = False
+
+    def on_frozen_target(self, branch: int) -> None:
+        self.blacklist.add(branch)
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        if not self._selected_in_cycle and not self.bootstrapping:
+            self.cutoff_shift += 1
+        self._selected_in_cycle = False
+        if self.bootstrap is Bootstrap.ONE_CYCLE and self.bootstrapping:
+            self.bootstrapping = False
+        elif self.bootstrap is not Bootstrap.OFF and not found_new_branch:
+            self.bootstrapping = True

@@ -1,0 +1,117 @@
+"""fuzzer_stats, plot_data, fuzzer_setup and cmdline, in AFL++ 4.x formats.
+
+Key names and order follow AFL++ 4.04c (tools such as afl-whatsup and
+afl-plot parse them); ffuzz adds a few keys of its own at the end.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from ffcc.fuzzer.outdir import append_line, write_atomic
+
+PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
+               "pending_favs, map_size, saved_crashes, saved_hangs, max_depth, "
+               "execs_per_sec, total_execs, edges_found\n")
+VERSION = "ffuzz-0.1.0"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the status screen and the stats files show, at one instant."""
+
+    start_time: int          # unix seconds, shifted back by earlier sessions' run time
+    now: int
+    run_time: int
+    cycles_done: int
+    cur_item: int
+    execs_done: int
+    execs_per_sec: float
+    corpus_count: int
+    corpus_favored: int
+    corpus_found: int
+    corpus_variable: int
+    max_depth: int
+    pending_total: int
+    pending_favs: int
+    stability: float
+    edges_found: int
+    total_edges: int
+    saved_crashes: int
+    saved_hangs: int
+    total_crashes: int
+    total_hangs: int
+    last_find: int
+    last_crash: int
+    last_hang: int
+    exec_timeout: int
+    slowest_exec_ms: int
+    schedule: str
+    stage: str
+    target: int | None
+    rarity_cutoff: int
+    labels_found: int
+    labels_total: int
+    tokens: int
+    auto_tokens: int
+    banner: str
+    command_line: str
+
+    @property
+    def bitmap_cvg(self) -> float:
+        return 100.0 * self.edges_found / self.total_edges if self.total_edges else 0.0
+
+
+def peak_rss_mb() -> int:
+    kib = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+              resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return kib >> 10
+
+
+def fuzzer_stats_text(s: Snapshot) -> str:
+    rows = [
+        ("start_time", s.start_time), ("last_update", s.now), ("run_time", s.run_time),
+        ("fuzzer_pid", os.getpid()), ("cycles_done", s.cycles_done),
+        ("execs_done", s.execs_done), ("execs_per_sec", f"{s.execs_per_sec:.2f}"),
+        ("corpus_count", s.corpus_count), ("corpus_favored", s.corpus_favored),
+        ("corpus_found", s.corpus_found), ("corpus_imported", 0),
+        ("corpus_variable", s.corpus_variable), ("max_depth", s.max_depth),
+        ("cur_item", s.cur_item), ("pending_favs", s.pending_favs),
+        ("pending_total", s.pending_total), ("stability", f"{s.stability:.2f}%"),
+        ("bitmap_cvg", f"{s.bitmap_cvg:.2f}%"), ("saved_crashes", s.saved_crashes),
+        ("saved_hangs", s.saved_hangs), ("last_find", s.last_find),
+        ("last_crash", s.last_crash), ("last_hang", s.last_hang),
+        ("exec_timeout", s.exec_timeout), ("slowest_exec_ms", s.slowest_exec_ms),
+        ("peak_rss_mb", peak_rss_mb()), ("edges_found", s.edges_found),
+        ("total_edges", s.total_edges), ("auto_dict_entries", s.auto_tokens),
+        ("afl_banner", s.banner),
+        ("afl_version", VERSION), ("target_mode", "default"),
+        ("command_line", s.command_line),
+        ("schedule", s.schedule), ("labels_found", s.labels_found),
+        ("labels_total", s.labels_total),
+    ]
+    return "".join(f"{key:<18}: {value}\n" for key, value in rows)
+
+
+def write_fuzzer_stats(path: Path, snapshot: Snapshot) -> None:
+    write_atomic(path, fuzzer_stats_text(snapshot).encode())
+
+
+def append_plot(path: Path, s: Snapshot) -> None:
+    if not path.exists():
+        append_line(path, PLOT_HEADER)
+    append_line(path, f"{s.run_time}, {s.cycles_done}, {s.cur_item}, {s.corpus_count}, "
+                      f"{s.pending_total}, {s.pending_favs}, {s.bitmap_cvg:.2f}%, "
+                      f"{s.saved_crashes}, {s.saved_hangs}, {s.max_depth}, "
+                      f"{s.execs_per_sec:.2f}, {s.execs_done}, {s.edges_found}\n")
+
+
+def write_setup_files(root: Path, argv: list[str], target_argv: list[str]) -> None:
+    """fuzzer_setup (AFL_* environment and our command line) and cmdline."""
+    env = "".join(f"{k}={v}\n" for k, v in sorted(os.environ.items()) if k.startswith("AFL_"))
+    setup = f"# environment variables:\n{env}# command line:\n{shlex.join(argv)}\n"
+    write_atomic(root / "fuzzer_setup", setup.encode())
+    write_atomic(root / "cmdline", "".join(f"{a}\n" for a in target_argv).encode())

@@ -1,0 +1,103 @@
+/* coverage.c - what a trace means: hit-count buckets, new bits, FairFuzz
+ * branch hit counts, crash/hang simplification, checksums.
+ *
+ * Every loop walks the map a 64-bit word at a time and skips zero words:
+ * traces are sparse, so the cost follows the covered edges, not the map. */
+#include <stdint.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* AFL buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+. */
+static uint8_t bucket_of(uint32_t count)
+{
+    if (count == 0) return 0;
+    if (count <= 2) return (uint8_t)count;
+    if (count == 3) return 4;
+    if (count <= 7) return 8;
+    if (count <= 15) return 16;
+    if (count <= 31) return 32;
+    if (count <= 127) return 64;
+    return 128;
+}
+
+static uint16_t bucket16[65536];
+static int bucket16_ready;
+
+static void init_buckets(void)
+{
+    for (uint32_t i = 0; i < 65536; i++)
+        bucket16[i] = (uint16_t)(bucket_of(i >> 8) << 8 | bucket_of(i & 0xff));
+    bucket16_ready = 1;
+}
+
+void ffcc_classify(uint8_t *trace, uint32_t size)
+{
+    if (FFCC_UNLIKELY(!bucket16_ready)) init_buckets();
+    uint64_t *w = (uint64_t *)trace;
+    for (uint32_t i = 0; i < size / 8; i++) {
+        if (FFCC_LIKELY(!w[i])) continue;
+        uint16_t h[4];
+        memcpy(h, &w[i], 8);
+        for (int j = 0; j < 4; j++) h[j] = bucket16[h[j]];
+        memcpy(&w[i], h, 8);
+    }
+}
+
+void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size)
+{
+    const uint64_t *w = (const uint64_t *)trace;
+    for (uint32_t i = 0; i < size / 8; i++) {
+        if (FFCC_LIKELY(!w[i])) continue;
+        const uint8_t *b = trace + (size_t)i * 8;
+        for (int j = 0; j < 8; j++)
+            if (b[j]) hits[(size_t)i * 8 + j]++;
+    }
+}
+
+/* 2 = a byte never seen before, 1 = only a new bucket, 0 = nothing new.
+ * Clears the seen bits in virgin, like AFL's has_new_bits. */
+int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size)
+{
+    const uint64_t *cur = (const uint64_t *)trace;
+    uint64_t *vir = (uint64_t *)virgin;
+    int ret = 0;
+    for (uint32_t i = 0; i < size / 8; i++) {
+        if (FFCC_LIKELY(!cur[i]) || FFCC_LIKELY(!(cur[i] & vir[i]))) continue;
+        if (ret < 2) {
+            const uint8_t *c = trace + (size_t)i * 8;
+            const uint8_t *v = virgin + (size_t)i * 8;
+            for (int j = 0; j < 8; j++) {
+                if (c[j] && v[j] == 0xff) ret = 2;
+                else if ((c[j] & v[j]) && ret < 1) ret = 1;
+            }
+        }
+        vir[i] &= ~cur[i];
+    }
+    return ret;
+}
+
+/* Crash and hang traces are compared as hit / not hit (AFL's simplify_trace). */
+void ffcc_simplify(uint8_t *trace, uint32_t size)
+{
+    for (uint32_t i = 0; i < size; i++) trace[i] = trace[i] ? 0x80 : 0x01;
+}
+
+uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size)
+{
+    const uint64_t *w = (const uint64_t *)trace;
+    uint64_t h = 0x2545f4914f6cdd1dULL ^ size;
+    for (uint32_t i = 0; i < size / 8; i++) {
+        if (!w[i]) continue;
+        h ^= (w[i] + i) * 0x9e3779b97f4a7c15ULL;
+        h = (h << 29 | h >> 35) * 0xbf58476d1ce4e5b9ULL;
+    }
+    return h ^ (h >> 31);
+}
+
+uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < size; i++) n += trace[i] != 0;
+    return n;
+}

@@ -1,0 +1,106 @@
+/* engine.h - the engine's state and the functions the C files share.
+ * Not seen by cffi: Python only holds an opaque ffcc_engine pointer. */
+#ifndef FFCC_ENGINE_H
+#define FFCC_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ffcc_native.h"
+#include "ffcc_protocol.h"
+
+#define FFCC_MAX_TOKENS 512
+#define FFCC_MAX_TOKEN_LEN 128
+#define FFCC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define FFCC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+struct ffcc_token {
+    uint8_t len;
+    uint8_t data[FFCC_MAX_TOKEN_LEN];
+};
+
+struct ffcc_engine {
+    /* shared memory: coverage map and (persistent targets) test cases */
+    int shm_id;
+    uint8_t *shm;
+    uint32_t shm_size;
+    int shm_fuzz_id;
+    uint8_t *shm_fuzz;
+
+    /* map geometry and the maps derived from it */
+    uint32_t map_size;
+    uint8_t *virgin;
+    uint8_t *virgin_crash;
+    uint8_t *virgin_hang;
+    uint8_t *var_bytes;
+    uint32_t *branch_hits;
+    uint8_t *first_trace; /* calibration reference */
+
+    /* forkserver */
+    pid_t fsrv_pid;
+    pid_t child_pid;
+    int ctl_fd;
+    int st_fd;
+    int input_fd;
+    int use_shm_input;
+    uint32_t prev_timed_out;
+    int crash_exitcode; /* -1 = none */
+
+    /* mutation */
+    uint64_t rng[4];
+    struct ffcc_token tokens[FFCC_MAX_TOKENS];
+    uint32_t token_count;
+    uint32_t auto_token_count;
+    uint8_t *work;      /* the child being built */
+    uint8_t *work_mask; /* its mask, kept aligned with it */
+    uint8_t *spliced;   /* parent after splicing */
+    uint8_t *spliced_mask;
+    uint8_t *scratch;   /* blocks being cloned */
+
+    struct ffcc_counters counters;
+};
+
+/* engine.c */
+uint64_t ffcc_rand64(ffcc_engine *e);
+uint32_t ffcc_rand_below(ffcc_engine *e, uint32_t limit);
+int ffcc_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len, int is_auto);
+int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size);
+
+/* forkserver.c */
+uint64_t ffcc_now_us(void);
+
+/* coverage.c */
+void ffcc_classify(uint8_t *trace, uint32_t size);
+void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size);
+int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size);
+void ffcc_simplify(uint8_t *trace, uint32_t size);
+uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size);
+uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size);
+
+/* havoc.c */
+#define FFCC_INTERESTING8_LEN 9
+#define FFCC_INTERESTING16_LEN 19
+#define FFCC_INTERESTING32_LEN 27
+extern const int8_t ffcc_interesting8[FFCC_INTERESTING8_LEN];
+extern const int16_t ffcc_interesting16[FFCC_INTERESTING16_LEN];
+extern const int32_t ffcc_interesting32[FFCC_INTERESTING32_LEN];
+/* One stacked havoc round; *applied counts the mutations that found room. */
+uint32_t ffcc_havoc_apply(ffcc_engine *e, uint8_t *buf, uint32_t len, uint8_t *mask,
+                          uint32_t cycle, uint32_t *applied);
+uint32_t ffcc_splice(ffcc_engine *e, const uint8_t *a, uint32_t a_len, const uint8_t *a_mask,
+                     const uint8_t *b, uint32_t b_len, uint8_t *out, uint8_t *out_mask,
+                     uint32_t *split);
+
+/* deterministic.c: build mutant number idx of a stage into out.  Returns its
+ * length, FFCC_DET_SKIP when the mask (or a no-op) rules it out, FFCC_DET_END
+ * past the last mutant.  *pos is the mutated byte. */
+#define FFCC_DET_END (-1)
+#define FFCC_DET_SKIP (-2)
+int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *in,
+                        uint32_t len, const uint8_t *mask, uint8_t *out, int64_t *pos);
+/* The mask stage's mutants; *bit is the mask bit the mutant probes. */
+int64_t ffcc_mask_mutant(ffcc_engine *e, uint64_t idx, const uint8_t *in, uint32_t len,
+                         uint8_t *out, int64_t *pos, uint8_t *bit);
+
+#endif

@@ -1,0 +1,184 @@
+/* ffcc_native.h - the C hot loop of ffuzz, as seen from Python.
+ *
+ * This file is fed verbatim to cffi's cdef, so it holds only plain
+ * declarations and integer #defines: no include guards, no #include, no
+ * macros with expressions.  C files include <stdint.h> and <stddef.h> first.
+ *
+ * Division of labour: Python picks a queue entry, a target branch and a mask,
+ * then asks for one stage (havoc, a deterministic stage, the mask
+ * computation); C runs that stage's executions back to back and returns only
+ * when it has something to report (new coverage, a new crash or hang), when
+ * the stage is over, or when the per-call execution limit is reached so that
+ * Python can check the clock.  Nothing in Python runs per execution.
+ */
+
+/* Mutation mask: one byte per input position (len + 1 entries, the last one
+ * stands for "append at the end").  A bit set means the mutation category
+ * at that position kept the target branch hit (FairFuzz Algorithm 3). */
+#define FFCC_MASK_OVERWRITE 1
+#define FFCC_MASK_INSERT 2
+#define FFCC_MASK_DELETE 4
+
+/* AFL++ 4.20c+ hello options (sent after the version handshake). */
+#define FFCC_HELLO_V2_OPT_MAPSIZE 1
+#define FFCC_HELLO_V2_OPT_SHMEM_FUZZ 2
+#define FFCC_HELLO_V2_OPT_AUTODICT 0x800
+#define FFCC_HELLO_V2_ERROR 0xeffe0000
+
+/* Outcome of one execution. */
+#define FFCC_RUN_OK 0
+#define FFCC_RUN_TIMEOUT 1
+#define FFCC_RUN_CRASH 2
+#define FFCC_RUN_ERROR 3
+
+/* Result of starting the forkserver. */
+#define FFCC_START_OK 0
+#define FFCC_START_SPAWN_FAILED 1
+#define FFCC_START_EXEC_FAILED 2
+#define FFCC_START_NO_HELLO 3
+#define FFCC_START_BAD_HELLO 4
+#define FFCC_START_TARGET_ERROR 5
+#define FFCC_START_MAP_TOO_BIG 6
+
+/* Why a stage call returned. */
+#define FFCC_STOP_LIMIT 0
+#define FFCC_STOP_FINISHED 1
+#define FFCC_STOP_NEW_PATH 2
+#define FFCC_STOP_CRASH 3
+#define FFCC_STOP_HANG 4
+#define FFCC_STOP_ERROR 5
+
+/* Stage kinds.  Bit flips never look at the mask (FairFuzz README). */
+#define FFCC_STAGE_HAVOC 0
+#define FFCC_STAGE_MASK 1
+#define FFCC_STAGE_FLIP1 2
+#define FFCC_STAGE_FLIP2 3
+#define FFCC_STAGE_FLIP4 4
+#define FFCC_STAGE_FLIP16 5
+#define FFCC_STAGE_FLIP32 6
+#define FFCC_STAGE_ARITH8 7
+#define FFCC_STAGE_ARITH16 8
+#define FFCC_STAGE_ARITH32 9
+#define FFCC_STAGE_INTEREST8 10
+#define FFCC_STAGE_INTEREST16 11
+#define FFCC_STAGE_INTEREST32 12
+#define FFCC_STAGE_TOKEN_OVERWRITE 13
+#define FFCC_STAGE_TOKEN_INSERT 14
+
+/* Stage flags. */
+#define FFCC_STAGE_SHADOW 1 /* no side effects: nothing saved, hit counts untouched */
+
+/* Largest test case (AFL's MAX_FILE). */
+#define FFCC_MAX_INPUT 1048576
+
+typedef struct ffcc_engine ffcc_engine;
+
+/* Zero-copy views of the engine's maps; valid until ffcc_engine_free. */
+struct ffcc_views {
+    uint8_t *trace;        /* the shared map, classified after each run */
+    uint8_t *virgin;       /* AFL virgin bits for queue-worthy coverage */
+    uint8_t *virgin_crash; /* virgin bits of simplified crash traces */
+    uint8_t *virgin_hang;  /* virgin bits of simplified hang traces */
+    uint8_t *var_bytes;    /* 1 where calibration saw the map vary */
+    uint32_t *branch_hits; /* FairFuzz numHits: inputs that hit each index */
+    uint8_t *calibrated;   /* classified trace of the last calibration's first run */
+    uint32_t map_size;
+};
+
+struct ffcc_counters {
+    uint64_t execs;
+    uint64_t crashes; /* all crashing executions, unique or not */
+    uint64_t hangs;   /* all timeouts, unique or not */
+    uint32_t slowest_exec_ms;
+};
+
+/* One stage, owned by Python, resumable across calls. */
+struct ffcc_stage {
+    /* set by Python */
+    int kind;
+    uint32_t flags;
+    const uint8_t *input;
+    uint32_t len;
+    uint8_t *mask;            /* len + 1 bytes or NULL; the MASK stage fills it */
+    const uint8_t *splice;    /* havoc only: second parent, or NULL */
+    uint32_t splice_len;
+    int64_t target;           /* map index of the target branch, -1 for none */
+    uint64_t budget;          /* havoc: executions in the whole stage */
+    uint64_t call_limit;      /* executions per call before returning */
+    uint32_t timeout_ms;
+    uint32_t cycle;           /* queue cycle, scales havoc block sizes */
+    /* kept by C between calls */
+    uint64_t cursor;          /* next mutant (deterministic) */
+    uint64_t execs;           /* executions run by this stage so far */
+    uint64_t skipped;         /* havoc rounds the mask left no room for (not run) */
+    uint64_t target_hits;     /* of those, how many hit the target */
+    int spliced;              /* havoc with splice: the spliced parent is built */
+    int finished;
+    /* the last report */
+    int stop;
+    int new_bits;             /* 1 = new hit counts, 2 = new edges */
+    int signal;               /* crash signal */
+    int64_t position;         /* deterministic stages: mutated byte */
+    const uint8_t *out;       /* the reported input */
+    uint32_t out_len;
+};
+
+struct ffcc_calibration {
+    int status;               /* FFCC_RUN_* of the first run */
+    int signal;
+    int new_bits;             /* best has_new_bits over the runs */
+    int variable;             /* the map differed between runs */
+    uint32_t runs;
+    uint64_t exec_us;         /* mean wall time per run */
+    uint64_t checksum;        /* hash of the first classified trace */
+    uint32_t bitmap_size;     /* non-zero map bytes of the first run */
+};
+
+ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed);
+void ffcc_engine_free(ffcc_engine *e);
+int ffcc_engine_shm_id(ffcc_engine *e);
+int ffcc_engine_shm_fuzz_id(ffcc_engine *e);
+void ffcc_engine_views(ffcc_engine *e, struct ffcc_views *out);
+void ffcc_engine_counters(ffcc_engine *e, struct ffcc_counters *out);
+int ffcc_engine_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len);
+uint32_t ffcc_engine_token_count(ffcc_engine *e);
+uint32_t ffcc_engine_auto_token_count(ffcc_engine *e);
+void ffcc_engine_set_crash_exitcode(ffcc_engine *e, int code);
+
+/* Forkserver: spawn argv[0], speak either hello, size the maps.  On error,
+ * errbuf holds one line; FFCC_START_MAP_TOO_BIG leaves the needed size in
+ * *map_size so the caller can retry with a larger engine. */
+int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp,
+                    const char *input_path, int use_stdin,
+                    uint64_t mem_limit_mb, uint32_t init_timeout_ms,
+                    int show_child_output, uint32_t *map_size,
+                    char *errbuf, size_t errlen);
+void ffcc_fsrv_stop(ffcc_engine *e);
+int ffcc_fsrv_uses_shm_input(ffcc_engine *e);
+
+/* One execution; leaves the classified trace in views.trace. */
+int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len,
+                  uint32_t timeout_ms, int *signal);
+
+/* Run an input several times: timing, stability, new coverage.  Updates the
+ * virgin map; counts branch hits once when count_hits is set. */
+int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len,
+                   uint32_t runs, uint32_t timeout_ms, int count_hits,
+                   struct ffcc_calibration *out);
+
+/* Record a crash or hang trace (resume) in its virgin map. */
+int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len,
+                    uint32_t timeout_ms, int *status);
+
+/* Run (a slice of) a stage; see FFCC_STOP_*. */
+int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st);
+
+/* Trim buf in place while the trace keeps its checksum, or, with
+ * target >= 0, while the target branch stays hit (FairFuzz -r). */
+int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target,
+              uint64_t checksum, uint32_t timeout_ms, uint64_t *execs);
+
+/* One stacked havoc mutation without running it (tests, tools).  buf and
+ * mask need room for FFCC_MAX_INPUT (+1) bytes; mask may be NULL. */
+uint32_t ffcc_havoc_mutate(ffcc_engine *e, uint8_t *buf, uint32_t len,
+                           uint8_t *mask, uint32_t cycle);

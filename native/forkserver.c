@@ -1,0 +1,366 @@
+/* forkserver.c - the fuzzer side of the AFL++ forkserver protocol.
+ *
+ * Accepts both hellos (facts from AFL++ 4.04c and 4.21c src/afl-forkserver.c):
+ *  - 4.04c: one word, FFCC_HELLO_ENABLED plus option bits; the map size
+ *    travels as (size - 1) << 1.  The target waits for a reply only when it
+ *    offers shared-memory test cases or an auto-dictionary.
+ *  - 4.20c+: the target sends FFCC_HELLO_V2 (0x41464c00 | version), we echo
+ *    its complement, then read an options word, the map size, an optional
+ *    dictionary (u32 size, then length-prefixed tokens) and the hello again.
+ * Per execution: we write "previous run timed out", read the child's pid,
+ * then its waitpid() status, killing the child if the status is late. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (!errbuf || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Read exactly len bytes, waiting at most timeout_ms in total (0 = forever).
+ * Returns 0 on success, 1 on timeout, -1 on EOF or error. */
+static int read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
+{
+    uint8_t *p = buf;
+    uint64_t deadline = timeout_ms ? now_us() + (uint64_t)timeout_ms * 1000u : 0;
+    while (len) {
+        if (timeout_ms) {
+            uint64_t now = now_us();
+            if (now >= deadline) return 1;
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            int left_ms = (int)((deadline - now + 999) / 1000);
+            int r = poll(&pfd, 1, left_ms);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return -1;
+            if (r == 0) return 1;
+        }
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int write_word(int fd, uint32_t word)
+{
+    for (;;) {
+        ssize_t n = write(fd, &word, 4);
+        if (n == 4) return 0;
+        if (n < 0 && errno == EINTR) continue;
+        return -1;
+    }
+}
+
+static void parse_dictionary(ffcc_engine *e, const uint8_t *dict, uint32_t size)
+{
+    uint32_t off = 0;
+    while (off < size && off + 1u + dict[off] <= size) {
+        ffcc_add_token(e, dict + off + 1, dict[off], 1);
+        off += 1u + dict[off];
+    }
+}
+
+static int read_dictionary(ffcc_engine *e, uint32_t size, uint32_t timeout_ms)
+{
+    if (size < 2 || size > 0xffffff) return -1;
+    uint8_t *dict = malloc(size);
+    if (!dict) return -1;
+    int rc = read_full(e->st_fd, dict, size, timeout_ms);
+    if (rc == 0) parse_dictionary(e, dict, size);
+    free(dict);
+    return rc ? -1 : 0;
+}
+
+static void child_exec(ffcc_engine *e, char **argv, char **envp, int ctl_read, int st_write,
+                       int err_write, int use_stdin, uint64_t mem_limit_mb, int show_output)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setsid();
+    if (mem_limit_mb) {
+        struct rlimit r = {.rlim_cur = mem_limit_mb << 20, .rlim_max = mem_limit_mb << 20};
+        setrlimit(RLIMIT_AS, &r);
+    }
+    struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(use_stdin ? e->input_fd : devnull, 0);
+    if (!show_output) {
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+    }
+    if (dup2(ctl_read, FFCC_FD_CONTROL) < 0 || dup2(st_write, FFCC_FD_STATUS) < 0) _exit(1);
+    close(ctl_read);
+    close(st_write);
+    close(devnull);
+    if (e->input_fd > 2) close(e->input_fd);
+
+    execve(argv[0], argv, envp);
+    int err = errno;
+    if (write(err_write, &err, sizeof(err)) < 0) _exit(127);
+    _exit(127);
+}
+
+/* Handle an old-style hello.  Returns FFCC_START_*. */
+static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint32_t *map_size,
+                     char *errbuf, size_t errlen)
+{
+    if ((status & FFCC_HELLO_ERROR) == FFCC_HELLO_ERROR) {
+        set_error(errbuf, errlen, "target runtime reported error 0x%x (shared memory?)",
+                  (status & 0x00ffff00u) >> 8);
+        return FFCC_START_TARGET_ERROR;
+    }
+    if ((status & FFCC_HELLO_ENABLED) != FFCC_HELLO_ENABLED) return FFCC_START_OK; /* plain AFL */
+    if ((status & FFCC_HELLO_MAPSIZE) == FFCC_HELLO_MAPSIZE)
+        *map_size = ((status & FFCC_HELLO_MAPSIZE_MASK) >> 1) + 1;
+    uint32_t reply = FFCC_HELLO_ENABLED;
+    int must_reply = 0;
+    if ((status & FFCC_HELLO_SHMEM_FUZZ) == FFCC_HELLO_SHMEM_FUZZ) {
+        e->use_shm_input = 1;
+        reply |= FFCC_HELLO_SHMEM_FUZZ;
+        must_reply = 1;
+    }
+    if ((status & FFCC_HELLO_AUTODICT) == FFCC_HELLO_AUTODICT) {
+        reply |= FFCC_HELLO_AUTODICT;
+        must_reply = 1;
+    }
+    if (must_reply && write_word(e->ctl_fd, reply)) {
+        set_error(errbuf, errlen, "cannot answer the forkserver hello");
+        return FFCC_START_BAD_HELLO;
+    }
+    if (reply & FFCC_HELLO_AUTODICT) {
+        uint32_t size;
+        if (read_full(e->st_fd, &size, 4, timeout_ms) || read_dictionary(e, size, timeout_ms)) {
+            set_error(errbuf, errlen, "cannot read the target's auto-dictionary");
+            return FFCC_START_BAD_HELLO;
+        }
+    }
+    return FFCC_START_OK;
+}
+
+/* Handle a 4.20c+ hello.  Returns FFCC_START_*. */
+static int new_hello(ffcc_engine *e, uint32_t hello, uint32_t timeout_ms, uint32_t *map_size,
+                     char *errbuf, size_t errlen)
+{
+    uint32_t version = hello & 0xffu, opts, word;
+    if (version != 1) {
+        set_error(errbuf, errlen, "unsupported forkserver protocol version %u", version);
+        return FFCC_START_BAD_HELLO;
+    }
+    if (write_word(e->ctl_fd, hello ^ 0xffffffffu) || read_full(e->st_fd, &opts, 4, timeout_ms))
+        goto broken;
+    if (opts & FFCC_HELLO_V2_OPT_MAPSIZE) {
+        if (read_full(e->st_fd, &word, 4, timeout_ms)) goto broken;
+        *map_size = word;
+    }
+    if (opts & FFCC_HELLO_V2_OPT_SHMEM_FUZZ) e->use_shm_input = 1;
+    if (opts & FFCC_HELLO_V2_OPT_AUTODICT) {
+        if (read_full(e->st_fd, &word, 4, timeout_ms) || read_dictionary(e, word, timeout_ms))
+            goto broken;
+    }
+    if (read_full(e->st_fd, &word, 4, timeout_ms) || word != hello) goto broken;
+    return FFCC_START_OK;
+broken:
+    set_error(errbuf, errlen, "forkserver handshake (4.20c+ protocol) broke off");
+    return FFCC_START_BAD_HELLO;
+}
+
+int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_path,
+                    int use_stdin, uint64_t mem_limit_mb, uint32_t init_timeout_ms,
+                    int show_child_output, uint32_t *map_size, char *errbuf, size_t errlen)
+{
+    int ctl[2], st[2], err[2];
+    ffcc_fsrv_stop(e);
+    e->use_shm_input = 0;
+    e->input_fd = open(input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (e->input_fd < 0) {
+        set_error(errbuf, errlen, "cannot create %s: %s", input_path, strerror(errno));
+        return FFCC_START_SPAWN_FAILED;
+    }
+    if (pipe(ctl) || pipe(st) || pipe2(err, O_CLOEXEC)) {
+        set_error(errbuf, errlen, "pipe: %s", strerror(errno));
+        return FFCC_START_SPAWN_FAILED;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        set_error(errbuf, errlen, "fork: %s", strerror(errno));
+        return FFCC_START_SPAWN_FAILED;
+    }
+    if (pid == 0) {
+        close(ctl[1]);
+        close(st[0]);
+        close(err[0]);
+        child_exec(e, argv, envp, ctl[0], st[1], err[1], use_stdin, mem_limit_mb,
+                   show_child_output);
+    }
+    close(ctl[0]);
+    close(st[1]);
+    close(err[1]);
+    e->fsrv_pid = pid;
+    e->ctl_fd = ctl[1];
+    e->st_fd = st[0];
+    fcntl(e->ctl_fd, F_SETFD, FD_CLOEXEC);
+    fcntl(e->st_fd, F_SETFD, FD_CLOEXEC);
+
+    int exec_errno = 0;
+    ssize_t n = read(err[0], &exec_errno, sizeof(exec_errno));
+    close(err[0]);
+    if (n == (ssize_t)sizeof(exec_errno)) {
+        set_error(errbuf, errlen, "cannot execute %s: %s", argv[0], strerror(exec_errno));
+        ffcc_fsrv_stop(e);
+        return FFCC_START_EXEC_FAILED;
+    }
+
+    uint32_t hello;
+    if (read_full(e->st_fd, &hello, 4, init_timeout_ms)) {
+        set_error(errbuf, errlen,
+                  "no forkserver hello from %s: target is not instrumented "
+                  "(build it with ffcc or afl-clang-fast) or died at startup",
+                  argv[0]);
+        ffcc_fsrv_stop(e);
+        return FFCC_START_NO_HELLO;
+    }
+    uint32_t size = FFCC_DEFAULT_MAP_SIZE;
+    int rc;
+    if ((hello & FFCC_HELLO_V2_ERROR) == FFCC_HELLO_V2_ERROR) {
+        set_error(errbuf, errlen, "target runtime reported error 0x%x", hello & 0xffffu);
+        rc = FFCC_START_TARGET_ERROR;
+    } else if ((hello & 0xffffff00u) == (FFCC_HELLO_V2 & 0xffffff00u)) {
+        rc = new_hello(e, hello, init_timeout_ms, &size, errbuf, errlen);
+    } else {
+        rc = old_hello(e, hello, init_timeout_ms, &size, errbuf, errlen);
+    }
+    if (rc != FFCC_START_OK) {
+        ffcc_fsrv_stop(e);
+        return rc;
+    }
+    size = (size + FFCC_MAP_ALIGN - 1) / FFCC_MAP_ALIGN * FFCC_MAP_ALIGN;
+    *map_size = size;
+    if (size > e->shm_size) {
+        set_error(errbuf, errlen, "target needs a %u-byte map, engine has %u", size, e->shm_size);
+        ffcc_fsrv_stop(e);
+        return FFCC_START_MAP_TOO_BIG;
+    }
+    if (size != e->map_size && ffcc_alloc_maps(e, size)) {
+        set_error(errbuf, errlen, "out of memory for a %u-byte map", size);
+        ffcc_fsrv_stop(e);
+        return FFCC_START_SPAWN_FAILED;
+    }
+    return FFCC_START_OK;
+}
+
+void ffcc_fsrv_stop(ffcc_engine *e)
+{
+    if (e->child_pid > 0) {
+        kill(e->child_pid, SIGKILL);
+        e->child_pid = -1;
+    }
+    if (e->fsrv_pid > 0) {
+        kill(e->fsrv_pid, SIGKILL);
+        waitpid(e->fsrv_pid, NULL, 0);
+        e->fsrv_pid = -1;
+    }
+    if (e->ctl_fd >= 0) close(e->ctl_fd);
+    if (e->st_fd >= 0) close(e->st_fd);
+    if (e->input_fd >= 0) close(e->input_fd);
+    e->ctl_fd = e->st_fd = e->input_fd = -1;
+    e->prev_timed_out = 0;
+}
+
+static int write_input(ffcc_engine *e, const uint8_t *buf, uint32_t len)
+{
+    if (e->use_shm_input) {
+        if (len > FFCC_SHM_FUZZ_MAX) len = FFCC_SHM_FUZZ_MAX;
+        memcpy(e->shm_fuzz, &len, sizeof(len));
+        memcpy(e->shm_fuzz + sizeof(len), buf, len);
+        return 0;
+    }
+    if (pwrite(e->input_fd, buf, len, 0) != (ssize_t)len) return -1;
+    if (ftruncate(e->input_fd, len)) return -1;
+    lseek(e->input_fd, 0, SEEK_SET);
+    return 0;
+}
+
+/* Run once and return FFCC_RUN_*; the raw (unclassified) trace is in e->shm. */
+static int execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                   int *signal_out)
+{
+    int32_t pid;
+    int32_t status;
+    *signal_out = 0;
+    if (e->fsrv_pid <= 0 || write_input(e, buf, len)) return FFCC_RUN_ERROR;
+    memset(e->shm, 0, e->map_size);
+    if (write_word(e->ctl_fd, e->prev_timed_out)) return FFCC_RUN_ERROR;
+    if (read_full(e->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
+    e->child_pid = pid;
+    uint64_t start = now_us();
+    int rc = read_full(e->st_fd, &status, 4, timeout_ms);
+    int timed_out = 0;
+    if (rc == 1) {
+        kill(pid, SIGKILL);
+        timed_out = 1;
+        rc = read_full(e->st_fd, &status, 4, 0);
+    }
+    if (rc) return FFCC_RUN_ERROR;
+    uint64_t elapsed_ms = (now_us() - start) / 1000u;
+    if (elapsed_ms > e->counters.slowest_exec_ms && !timed_out)
+        e->counters.slowest_exec_ms = (uint32_t)elapsed_ms;
+    if (!WIFSTOPPED(status)) e->child_pid = -1;
+    e->prev_timed_out = (uint32_t)timed_out;
+    e->counters.execs++;
+    if (timed_out) {
+        e->counters.hangs++;
+        return FFCC_RUN_TIMEOUT;
+    }
+    if (WIFSIGNALED(status)) {
+        *signal_out = WTERMSIG(status);
+        e->counters.crashes++;
+        return FFCC_RUN_CRASH;
+    }
+    if (e->crash_exitcode >= 0 && WIFEXITED(status) &&
+        WEXITSTATUS(status) == e->crash_exitcode) {
+        e->counters.crashes++;
+        return FFCC_RUN_CRASH;
+    }
+    return FFCC_RUN_OK;
+}
+
+int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                  int *signal)
+{
+    int dummy;
+    int status = execute(e, buf, len, timeout_ms, signal ? signal : &dummy);
+    if (status != FFCC_RUN_ERROR) ffcc_classify(e->shm, e->map_size);
+    return status;
+}
+
+uint64_t ffcc_now_us(void) { return now_us(); }

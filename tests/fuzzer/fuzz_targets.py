@@ -1,0 +1,131 @@
+"""C test targets for ffuzz and how to build them (afl-clang-fast, AFL++ 4.04c)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+CLANG_FAST = shutil.which("afl-clang-fast")
+AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1",
+           "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_QUIET": "1"}
+
+# Crashes on the magic prefix "FUZZ" (byte by byte, so each step is new
+# coverage); hangs when byte 4 is 'H'.  Reads the file in argv[1] or stdin.
+MAGIC_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  unsigned char buf[256];
+  FILE *f = argc > 1 ? fopen(argv[1], "rb") : stdin;
+  if (!f) return 1;
+  size_t n = fread(buf, 1, sizeof buf, f);
+  if (n > 0 && buf[0] == 'F')
+    if (n > 1 && buf[1] == 'U')
+      if (n > 2 && buf[2] == 'Z')
+        if (n > 3 && buf[3] == 'Z') abort();
+  if (n > 4 && buf[4] == 'H') for (;;) {}
+  return 0;
+}
+"""
+
+# A persistent, shared-memory-input target (AFL++ macros).
+PERSISTENT_C = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+__AFL_FUZZ_INIT();
+int main(void) {
+  __AFL_INIT();
+  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
+  while (__AFL_LOOP(10000)) {
+    int n = __AFL_FUZZ_TESTCASE_LEN;
+    if (n > 0 && buf[0] == 'P')
+      if (n > 1 && buf[1] == 'Q') abort();
+  }
+  return 0;
+}
+"""
+
+# Several independent branches on a few bytes: many edges, no crash.
+BRANCHY_C = r"""
+#include <stdio.h>
+int main(int argc, char **argv) {
+  unsigned char b[64] = {0};
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  size_t n = fread(b, 1, sizeof b, f);
+  int score = 0;
+  for (size_t i = 0; i < n; i++) {
+    switch (b[i] & 0x0f) {
+      case 1: score += 1; break;
+      case 2: score += 3; break;
+      case 3: if (b[i] > 0x80) score ^= 5; break;
+      case 4: if (i > 2 && b[i - 1] == 'x') score *= 2; break;
+      default: break;
+    }
+  }
+  if (n > 2 && b[0] == 'a' && b[1] == 'b') score += 7;
+  return score == 12345;
+}
+"""
+
+
+def build(source: str, name: str, directory: Path, compiler: str | None = CLANG_FAST) -> Path:
+    src = directory / f"{name}.c"
+    src.write_text(source)
+    out = directory / name
+    subprocess.run([compiler or "cc", "-O1", "-o", str(out), str(src)], check=True,
+                   capture_output=True, env={**os.environ, **AFL_ENV})
+    return out
+
+
+def ffuzz_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, **AFL_ENV, **extra}
+
+
+# A hand-written forkserver speaking AFL++ 4.20c+'s handshake: 128-byte map,
+# a two-token dictionary; each child marks map[1 + first byte % 127].
+# Built with a plain compiler: it is its own "runtime".
+NEW_HELLO_C = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void put(uint32_t v) { if (write(199, &v, 4) != 4) _exit(2); }
+static uint32_t get(void) { uint32_t v; if (read(198, &v, 4) != 4) _exit(2); return v; }
+int main(int argc, char **argv) {
+  static const unsigned char dict[] = {3, 'a', 'b', 'c', 2, 'x', 'y'};
+  uint8_t *map = shmat(atoi(getenv("__AFL_SHM_ID")), NULL, 0);
+  put(0x41464c01);
+  if (get() != (0x41464c01u ^ 0xffffffffu)) return 3;
+  put(1 | 0x800);
+  put(128);
+  put(sizeof dict);
+  if (write(199, dict, sizeof dict) != sizeof dict) return 4;
+  put(0x41464c01);
+  for (;;) {
+    get();
+    pid_t pid = fork();
+    if (pid == 0) {
+      FILE *f = fopen(argv[1], "rb");
+      int c = f ? fgetc(f) : -1;
+      map[c < 0 ? 0 : 1 + c % 127] = 1;
+      _exit(0);
+    }
+    put((uint32_t)pid);
+    int status;
+    waitpid(pid, &status, 0);
+    put((uint32_t)status);
+  }
+}
+"""
+
+# Mentions the map variable (so it passes the instrumentation check) but never
+# says hello: what an uninstrumented build that merely links AFL names looks like.
+SILENT_C = r"""
+#include <stdlib.h>
+int main(void) { return getenv("__AFL_SHM_ID") == 0; }
+"""

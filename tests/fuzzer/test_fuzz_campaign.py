@@ -1,0 +1,168 @@
+"""The campaign loop with a fake executor: which stages run, with what mask
+and target, and what gets written."""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ffcc.fuzzer.campaign import Campaign, read_seeds
+from ffcc.fuzzer.config import Config
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.executor import (
+    Calibration,
+    Counters,
+    Finding,
+    FindingKind,
+    RunStatus,
+    StageKind,
+    StageRequest,
+)
+from ffcc.fuzzer.mask import ALL
+from ffcc.fuzzer.outdir import OutputDir
+from ffcc.fuzzer.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.shadow import LOG_NAME, summarize
+from ffcc.fuzzer.status import PlainStatus
+
+MAP = 64
+
+
+class FakeExecutor:
+    """A 'program' whose edges are 1 + each distinct byte value % 60; the first
+    havoc stage 'finds' one new input and one crash."""
+
+    timeout_ms = 100
+
+    def __init__(self) -> None:
+        self.map_size = MAP
+        self.requests: list[StageRequest] = []
+        self.execs = 0
+        self.hits = np.zeros(MAP, np.uint32)
+        self._virgin = np.full(MAP, 0xFF, np.uint8)
+        self.found = False
+
+    @staticmethod
+    def edges(data: bytes) -> np.ndarray:
+        return np.array(sorted({1 + b % 60 for b in data}), np.uint32)
+
+    def calibrate(self, data: bytes, runs: int, count_hits: bool) -> Calibration:
+        edges = self.edges(data)
+        new = 2 if (self._virgin[edges] == 0xFF).any() else 0
+        self._virgin[edges] = 0
+        if count_hits:
+            self.hits[edges] += 1
+        return Calibration(RunStatus.OK, 0, new, False, 50, hash(data), len(edges), edges)
+
+    def run_stage(self, request: StageRequest) -> Iterator[Finding | None]:
+        self.requests.append(request)
+        if request.kind == StageKind.MASK:
+            request.mask[:] = int(ALL)
+        request.execs = request.budget or 10
+        self.execs += request.execs
+        self.hits[1] += request.execs  # everything hits branch 1: never rare
+        if request.kind == StageKind.HAVOC and not request.shadow and not self.found:
+            self.found = True
+            yield Finding(FindingKind.NEW_PATH, b"zz", new_edges=True, edges=self.edges(b"zz"))
+            yield Finding(FindingKind.CRASH, b"boom", signal=11)
+        yield None
+
+    def trim(self, data: bytes, target: int | None, checksum: int) -> tuple[bytes, int]:
+        return data, 0
+
+    def note_fault(self, data: bytes) -> RunStatus:
+        return RunStatus.CRASH
+
+    def branch_hits(self) -> np.ndarray:
+        return self.hits
+
+    def virgin(self) -> np.ndarray:
+        return self._virgin
+
+    def variable_bytes(self) -> np.ndarray:
+        return np.zeros(MAP, np.uint8)
+
+    def counters(self) -> Counters:
+        return Counters(self.execs, 0, 0, 0)
+
+    def token_counts(self) -> tuple[int, int]:
+        return 0, 0
+
+    def close(self) -> None:
+        pass
+
+
+def run_campaign(tmp_path: Path, scheduler: Scheduler, **options) -> tuple[FakeExecutor, OutputDir]:
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s1").write_bytes(b"\x01\x02\x01")
+    config = Config(input_dir=seeds, output_dir=tmp_path / "out", target_argv=("prog", "@@"),
+                    max_execs=5000, seed=1, argv=("ffuzz",), **options)
+    out = OutputDir(config.output_dir)
+    out.open(resume=False)
+    ex = FakeExecutor()
+    Campaign(config, ex, out, scheduler, PlainStatus(interval=3600),
+             rng=random.Random(1)).run(read_seeds(seeds))
+    out.close()
+    return ex, out
+
+
+def test_fairfuzz_targets_the_rarest_branch_and_masks_havoc(tmp_path) -> None:
+    ex, _ = run_campaign(tmp_path, FairFuzzScheduler())
+    first = ex.requests[0]
+    assert first.kind == StageKind.MASK and first.target == 2  # byte 1 -> edge 2, rarer than edge 1
+    havoc = next(r for r in ex.requests if r.kind == StageKind.HAVOC)
+    assert havoc.target == 2 and havoc.mask is first.mask
+    assert not any(r.kind not in (StageKind.MASK, StageKind.HAVOC) for r in ex.requests)
+
+
+def test_no_mask_option_targets_without_masking(tmp_path) -> None:
+    ex, _ = run_campaign(tmp_path, FairFuzzScheduler(use_mask=False), use_mask=False)
+    assert all(r.kind == StageKind.HAVOC and r.mask is None for r in ex.requests)
+    assert all(r.target is not None for r in ex.requests)
+
+
+def test_afl_schedule_is_the_same_engine_without_target_or_mask(tmp_path) -> None:
+    ex, _ = run_campaign(tmp_path, AflScheduler(), schedule="afl")
+    assert ex.requests and all(r.target is None and r.mask is None for r in ex.requests)
+
+
+def test_deterministic_stages_only_with_D_and_with_the_mask(tmp_path) -> None:
+    ex, _ = run_campaign(tmp_path, FairFuzzScheduler(), deterministic=True)
+    det = [r for r in ex.requests if r.kind not in (StageKind.MASK, StageKind.HAVOC)]
+    assert {r.kind for r in det} >= {StageKind.FLIP1, StageKind.ARITH8, StageKind.INTEREST32}
+    assert all(r.mask is not None for r in det)
+    assert StageKind.TOKEN_INSERT not in {r.kind for r in det}  # no dictionary
+
+
+def test_shadow_mode_runs_plain_shadows_first_and_logs_table_2(tmp_path) -> None:
+    ex, out = run_campaign(tmp_path, FairFuzzScheduler(), shadow=True)
+    havocs = [r for r in ex.requests if r.kind == StageKind.HAVOC and r.splice_with is None]
+    assert havocs[0].shadow and havocs[0].mask is None
+    assert not havocs[1].shadow and havocs[1].mask is not None
+    assert havocs[0].budget == havocs[1].budget
+    table = summarize(out.root / LOG_NAME)
+    assert table.parents >= 1 and table.det_mask is None and table.havoc_plain is not None
+
+
+def test_findings_are_saved_with_afl_names(tmp_path) -> None:
+    _, out = run_campaign(tmp_path, FairFuzzScheduler())
+    queue = sorted(p.name for p in out.queue.iterdir() if p.is_file())
+    assert queue[0] == "id:000000,time:0,execs:0,orig:s1"
+    assert queue[1].startswith("id:000001,src:000000,time:") and queue[1].endswith(",op:havoc,+cov")
+    readme, crash = sorted(p.name for p in out.crashes.iterdir())
+    assert readme == "README.txt" and crash.startswith("id:000000,sig:11,src:000000,")
+    stats = out.previous_stats()
+    assert stats["corpus_count"] == "2" and stats["saved_crashes"] == "1"
+    assert int(stats["execs_done"]) >= 5000
+
+
+@pytest.mark.parametrize("only_empty_files", [False, True])
+def test_seed_dirs_without_usable_files_are_refused(tmp_path, only_empty_files) -> None:
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    if only_empty_files:
+        (seeds / "empty").write_bytes(b"")
+    with pytest.raises(FuzzerError, match="no usable seeds"):
+        read_seeds(seeds)

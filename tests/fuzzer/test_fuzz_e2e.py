@@ -1,0 +1,203 @@
+"""Real short campaigns through the `ffuzz` command line."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
+from fuzz_targets import ffuzz_env
+
+STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done execs_done execs_per_sec "
+              "corpus_count corpus_favored corpus_found max_depth pending_total pending_favs "
+              "stability bitmap_cvg saved_crashes saved_hangs last_find last_crash last_hang "
+              "exec_timeout peak_rss_mb edges_found total_edges command_line").split()
+PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
+               "pending_favs, map_size, saved_crashes, saved_hangs, max_depth, "
+               "execs_per_sec, total_execs, edges_found")
+
+
+def ffuzz(*args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["ffuzz", *args], capture_output=True, text=True, timeout=timeout,
+                          env=ffuzz_env(**env))
+
+
+def stats(out: Path) -> dict[str, str]:
+    lines = (out / "default" / "fuzzer_stats").read_text().splitlines()
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+
+
+def queue_files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (out / "default" / "queue").iterdir() if p.is_file()}
+
+
+def test_finds_the_magic_crash_and_writes_an_afl_output_dir(targets, seeds, tmp_path) -> None:
+    out = tmp_path / "out"
+    done = ffuzz("-i", str(seeds), "-o", str(out), "-V", "30", "--seed", "5", "--",
+                 str(targets["magic"]), "@@", AFL_BENCH_UNTIL_CRASH="1")
+    assert done.returncode == 0, done.stderr
+    crashes = [p for p in (out / "default" / "crashes").iterdir() if p.name != "README.txt"]
+    assert crashes and crashes[0].name.startswith("id:000000,sig:06,")
+    assert crashes[0].read_bytes().startswith(b"FUZZ")
+    assert subprocess.run([str(targets["magic"]), str(crashes[0])]).returncode == -signal.SIGABRT
+    s = stats(out)
+    assert set(STATS_KEYS) <= set(s) and int(s["saved_crashes"]) >= 1
+    assert int(s["corpus_count"]) > 2 and int(s["edges_found"]) > 0
+    plot = (out / "default" / "plot_data").read_text().splitlines()
+    assert plot[0] == PLOT_HEADER and all(len(row.split(", ")) == 13 for row in plot[1:])
+    assert (out / "default" / "cmdline").read_text() == f"{targets['magic']}\n@@\n"
+    assert "# command line:\n" in (out / "default" / "fuzzer_setup").read_text()
+    names = queue_files(out)
+    assert "id:000000,time:0,execs:0,orig:one" in names
+    assert all(n.startswith("id:") and ",time:" in n for n in names)
+
+
+def test_persistent_target_through_shared_memory(targets, tmp_path) -> None:
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"AAAA")
+    out = tmp_path / "out"
+    done = ffuzz("-i", str(seeds), "-o", str(out), "-V", "30", "--", str(targets["persistent"]),
+                 AFL_BENCH_UNTIL_CRASH="1")
+    assert done.returncode == 0, done.stderr
+    crashes = [p for p in (out / "default" / "crashes").iterdir() if p.name != "README.txt"]
+    assert crashes and crashes[0].read_bytes().startswith(b"PQ")
+
+
+@pytest.mark.parametrize("schedule", ["afl", "fairfuzz"])
+def test_both_schedules_grow_the_corpus(targets, tmp_path, schedule) -> None:
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"0123456789")
+    out = tmp_path / "out"
+    done = ffuzz("-i", str(seeds), "-o", str(out), "-V", "2", "-p", schedule, "--",
+                 str(targets["branchy"]), "@@")
+    assert done.returncode == 0, done.stderr
+    s = stats(out)
+    assert int(s["corpus_count"]) > 3 and s["schedule"] == schedule
+
+
+def test_sigkill_then_resume_keeps_every_queue_entry(targets, tmp_path) -> None:
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"0123456789")
+    out = tmp_path / "out"
+    cmd = ["ffuzz", "-i", str(seeds), "-o", str(out), "-V", "60", "--", str(targets["branchy"]), "@@"]
+    proc = subprocess.Popen(cmd, env=ffuzz_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    queue = out / "default" / "queue"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not queue.exists() or len(list(queue.glob("id:*"))) < 8):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = queue_files(out)
+    assert len(before) >= 8
+    killed_execs = int(stats(out)["execs_done"])
+
+    done = ffuzz("-i", "-", "-o", str(out), "-V", "2", "--", str(targets["branchy"]), "@@")
+    assert done.returncode == 0, done.stderr
+    after = queue_files(out)
+    assert set(before) <= set(after)  # every entry keeps its file and name
+    for name, data in before.items():  # same bytes, or trimmed in place (AFL's trim)
+        assert after[name] == data or 0 < len(after[name]) < len(data)
+    assert not [n for n in after if n.startswith(".tmp")]
+    assert int(stats(out)["execs_done"]) > killed_execs
+    assert int(stats(out)["corpus_count"]) == len(after)
+
+
+def test_afl_showmap_agrees_on_the_edges_of_the_queue(targets, tmp_path) -> None:
+    if shutil.which("afl-showmap") is None:
+        pytest.skip("afl-showmap not installed")
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"ab3x4")
+    out = tmp_path / "out"
+    binary = str(targets["branchy"])
+    assert ffuzz("-i", str(seeds), "-o", str(out), "-V", "2", "--", binary, "@@").returncode == 0
+    maps = tmp_path / "maps"
+    # -e: edges only.  Without it, afl-showmap's directory mode keeps only hit
+    # counts that are exact bucket values (its "human" table), dropping e.g. 21.
+    subprocess.run(["afl-showmap", "-q", "-e", "-i", str(out / "default" / "queue"), "-o", str(maps),
+                    "--", binary, "@@"], check=True, capture_output=True, env=ffuzz_env())
+    ours = NativeExecutor(TargetCommand((binary, "@@")), tmp_path / "cur", 1000, seed=0)
+    try:
+        union: set[int] = set()
+        for name, data in queue_files(out).items():
+            theirs = {int(line.split(":")[0]) for line in (maps / name).read_text().split()}
+            assert set(ours.calibrate(data, 1, False).edges.tolist()) == theirs, name
+            union |= theirs
+    finally:
+        ours.close()
+    assert len(union) == int(stats(out)["edges_found"])
+
+
+def test_afl_cmin_accepts_the_queue(targets, tmp_path) -> None:
+    if shutil.which("afl-cmin") is None:
+        pytest.skip("afl-cmin not installed")
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"0123456789")
+    out = tmp_path / "out"
+    binary = str(targets["branchy"])
+    assert ffuzz("-i", str(seeds), "-o", str(out), "-V", "1", "--", binary, "@@").returncode == 0
+    done = subprocess.run(["afl-cmin", "-i", str(out / "default" / "queue"), "-o",
+                           str(tmp_path / "min"), "--", binary, "@@"],
+                          capture_output=True, text=True, env=ffuzz_env(AFL_ALLOW_TMP="1"),
+                          timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 0 < len(list((tmp_path / "min").iterdir())) <= len(queue_files(out))
+
+
+def one_line_error(done: subprocess.CompletedProcess, text: str) -> None:
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and text in lines[0], done.stderr
+
+
+def test_usage_errors_are_one_clear_line(targets, seeds, tmp_path) -> None:
+    magic = str(targets["magic"])
+    out = str(tmp_path / "out")
+    one_line_error(ffuzz("-i", str(tmp_path / "nope"), "-o", out, "--", magic), "seed directory not found")
+    (tmp_path / "empty").mkdir()
+    one_line_error(ffuzz("-i", str(tmp_path / "empty"), "-o", out, "--", magic), "no usable seeds")
+    crashing = tmp_path / "crashing"
+    crashing.mkdir()
+    (crashing / "c").write_bytes(b"FUZZ")
+    one_line_error(ffuzz("-i", str(crashing), "-o", str(tmp_path / "o2"), "--", magic, "@@"),
+                   "crash or time out")
+    one_line_error(ffuzz("-i", str(seeds), "-o", out, "--", str(tmp_path / "missing")),
+                   "target not found")
+    one_line_error(ffuzz("-i", str(seeds), "-o", out, "--", "/bin/true"), "not instrumented")
+
+
+def test_an_output_dir_in_use_or_with_a_campaign_is_refused(targets, seeds, tmp_path) -> None:
+    magic, out = str(targets["magic"]), tmp_path / "out"
+    (out / "default").mkdir(parents=True)
+    fd = os.open(out / "default", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        one_line_error(ffuzz("-i", str(seeds), "-o", str(out), "--", magic, "@@"), "in use")
+    finally:
+        os.close(fd)
+    assert ffuzz("-i", str(seeds), "-o", str(out), "-E", "200", "--", magic, "@@").returncode == 0
+    one_line_error(ffuzz("-i", str(seeds), "-o", str(out), "--", magic, "@@"), "-i -")
+
+
+def test_labels_file_is_shown_in_stats(targets, tmp_path) -> None:
+    binary = tmp_path / "labelled"
+    shutil.copy(targets["branchy"], binary)
+    (tmp_path / "labelled.labels.jsonl").write_text(
+        "".join(f'{{"id": {10 + s}, "slot": {s}, "criterion": "mcc"}}\n' for s in range(3)))
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"xyz")
+    out = tmp_path / "out"
+    assert ffuzz("-i", str(seeds), "-o", str(out), "-E", "300", "--", str(binary), "@@").returncode == 0
+    s = stats(out)
+    assert s["labels_total"] == "3" and int(s["total_edges"]) == int(s["total_edges"]) // 64 * 64

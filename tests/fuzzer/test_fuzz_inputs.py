@@ -1,0 +1,54 @@
+"""Small readers and the C build: labels files, dictionaries, warnings."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ffcc.fuzzer.dictionary import load_dictionary
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.labels import LabelMap, edge_region_end
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_labels_sit_in_the_last_aligned_bytes_of_the_map(tmp_path) -> None:
+    binary = tmp_path / "prog"
+    binary.write_bytes(b"")
+    (tmp_path / "prog.labels.jsonl").write_text(
+        '{"id": 7, "slot": 0}\n\n{"id": 9, "slot": 2, "criterion": "wm.ror"}\n')
+    labels = LabelMap.load(binary)
+    assert labels is not None and labels.label_ids == (7, -1, 9) and labels.count == 2
+    assert labels.region_start(1024) == 1024 - 64 == edge_region_end(labels, 1024)
+    virgin = np.full(1024, 0xFF, np.uint8)
+    virgin[960 + 2] = 0x7F
+    assert labels.covered(virgin) == 1
+    assert LabelMap.load(tmp_path / "other") is None and edge_region_end(None, 1024) == 1024
+
+
+def test_a_broken_labels_file_is_a_one_line_error(tmp_path) -> None:
+    (tmp_path / "p.labels.jsonl").write_text('{"id": 1}\n')
+    with pytest.raises(FuzzerError, match=r"p.labels.jsonl:1"):
+        LabelMap.load(tmp_path / "p")
+
+
+def test_afl_dictionary_syntax(tmp_path) -> None:
+    d = tmp_path / "x.dict"
+    d.write_text('# comment\nkw1="<!ATTLIST"\n"\\x00\\xffA"\nquote="a\\"b"\n\n')
+    assert load_dictionary(d) == [b"<!ATTLIST", b"\x00\xffA", b'a"b']
+    d.write_text("not a token\n")
+    with pytest.raises(FuzzerError, match="x.dict:1"):
+        load_dictionary(d)
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_native_core_is_warning_free(cc) -> None:
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed")
+    sources = sorted(str(p) for p in (REPO / "native").glob("*.c"))
+    done = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                           f"-I{REPO / 'native'}", f"-I{REPO / 'runtime'}", *sources],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

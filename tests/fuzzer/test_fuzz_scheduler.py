@@ -1,0 +1,136 @@
+"""FairFuzz selection (paper Defs. 5-6, Algorithm 2 line 6) and AFL's walk."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ffcc.fuzzer.queue import Queue, QueueEntry
+from ffcc.fuzzer.scheduler import (
+    AflScheduler,
+    Bootstrap,
+    FairFuzzScheduler,
+    rarest_branch,
+    rarity_cutoff,
+)
+
+
+def entry(i: int, edges: list[int], exec_us: int = 100, size: int = 10) -> QueueEntry:
+    return QueueEntry(i, Path(f"id:{i:06d}"), b"x" * size, np.array(edges, np.uint32),
+                      exec_us=exec_us, bitmap_size=len(edges), checksum=i)
+
+
+@pytest.mark.parametrize("least, cutoff", [(1, 1), (2, 2), (3, 4), (17, 32), (32, 32), (33, 64)])
+def test_cutoff_is_smallest_power_of_two_bounding_the_least_hit_branch(least: int, cutoff: int) -> None:
+    hits = np.array([0, least, 1000, 0, least + 5], np.uint32)
+    assert rarity_cutoff(hits) == cutoff
+
+
+def test_cutoff_ignores_unhit_branches_and_empty_maps() -> None:
+    assert rarity_cutoff(np.zeros(8, np.uint32)) == 0
+    assert rarity_cutoff(np.array([0, 0, 5], np.uint32)) == 8
+
+
+def test_rarest_branch_is_the_least_hit_among_the_entrys_branches() -> None:
+    hits = np.array([0, 50, 3, 9, 1], np.uint32)
+    assert rarest_branch(np.array([1, 2, 3], np.uint32), hits) == (2, 3)
+    assert rarest_branch(np.array([], np.uint32), hits) is None
+
+
+def test_fairfuzz_fuzzes_only_entries_whose_rarest_branch_is_rare() -> None:
+    hits = np.array([0, 500, 500, 17, 900], np.uint32)  # cutoff 32
+    queue = Queue(5)
+    rare, common = entry(0, [1, 3]), entry(1, [1, 2, 4])
+    queue.add(rare)
+    queue.add(common)
+    sched, rng = FairFuzzScheduler(), random.Random(0)
+    chosen = sched.select(rare, queue, hits, 1, rng)
+    assert chosen is not None and chosen.target == 3 and chosen.use_mask
+    assert sched.select(common, queue, hits, 1, rng) is None
+
+
+def test_no_mask_option_keeps_the_target_but_drops_the_mask() -> None:
+    hits = np.array([0, 4], np.uint32)
+    queue = Queue(2)
+    e = entry(0, [1])
+    queue.add(e)
+    chosen = FairFuzzScheduler(use_mask=False).select(e, queue, hits, 1, random.Random(0))
+    assert chosen is not None and chosen.target == 1 and not chosen.use_mask
+
+
+def test_cutoff_doubles_after_a_cycle_without_rare_entries_until_a_new_branch() -> None:
+    hits = np.array([0, 40, 100], np.uint32)  # cutoff 64: branch 2 is not rare
+    queue = Queue(3)
+    e = entry(0, [2])
+    queue.add(e)
+    sched, rng = FairFuzzScheduler(), random.Random(0)
+    assert sched.select(e, queue, hits, 1, rng) is None
+    sched.on_cycle_end(found_new_branch=False)
+    chosen = sched.select(e, queue, hits, 2, rng)
+    assert chosen is not None and chosen.target == 2
+    sched.on_new_branch()
+    assert sched.select(e, queue, hits, 3, rng) is None
+
+
+@pytest.mark.parametrize("mode", [Bootstrap.UNTIL_NEW_BRANCH, Bootstrap.UNTIL_NEW_BRANCH_NO_DET])
+def test_bootstrap_falls_back_to_afl_until_a_new_branch(mode: Bootstrap) -> None:
+    hits = np.array([0, 1000, 1000], np.uint32)
+    queue = Queue(3)
+    e = entry(0, [1, 2])
+    e.favoured = True
+    queue.add(e)
+    sched, rng = FairFuzzScheduler(bootstrap=mode), random.Random(0)
+    sched.on_cycle_end(found_new_branch=True)
+    assert not sched.bootstrapping
+    sched.on_cycle_end(found_new_branch=False)
+    chosen = sched.select(e, queue, hits, 2, rng)
+    assert chosen is not None and chosen.target is None and not chosen.use_mask
+    assert chosen.deterministic_allowed is (mode is Bootstrap.UNTIL_NEW_BRANCH)
+    sched.on_new_branch()
+    assert not sched.bootstrapping
+
+
+def test_bootstrap_three_lasts_one_cycle() -> None:
+    sched = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
+    sched.on_cycle_end(found_new_branch=False)
+    assert sched.bootstrapping
+    sched.on_new_branch()
+    assert sched.bootstrapping
+    sched.on_cycle_end(found_new_branch=True)
+    assert not sched.bootstrapping
+
+
+def test_afl_walk_prefers_favoured_pending_entries() -> None:
+    queue = Queue(8)
+    fav, other = entry(0, [1, 2], exec_us=10), entry(1, [1], exec_us=1000)
+    queue.add(fav)
+    queue.add(other)
+    queue.cull()
+    assert fav.favoured and not other.favoured
+    sched, rng = AflScheduler(), random.Random(1)
+    assert all(sched.select(fav, queue, np.zeros(8, np.uint32), 1, rng) for _ in range(50))
+    picked = sum(sched.select(other, queue, np.zeros(8, np.uint32), 1, rng) is not None
+                 for _ in range(1000))
+    assert picked < 50  # skipped 99% of the time while a favourite is pending
+
+
+def test_cull_picks_the_cheapest_entry_per_edge() -> None:
+    queue = Queue(8)
+    slow, fast, extra = entry(0, [1, 2], exec_us=900), entry(1, [1, 2], exec_us=10), entry(2, [3])
+    for e in (slow, fast, extra):
+        queue.add(e)
+    queue.cull()
+    assert [e.favoured for e in queue] == [False, True, True]
+    assert queue.pending_favoured == 2 and queue.favoured_count == 2
+
+
+def test_a_frozen_target_is_blacklisted_and_the_next_rarest_taken() -> None:
+    hits = np.array([0, 3, 2, 900], np.uint32)
+    queue = Queue(4)
+    e = entry(0, [1, 2, 3])
+    queue.add(e)
+    sched, rng = FairFuzzScheduler(), random.Random(0)
+    assert sched.select(e, queue, hits, 1, rng).target == 2
+    sched.on_frozen_target(2)
+    assert sched.select(e, queue, hits, 1, rng).target == 1
