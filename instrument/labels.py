@@ -33,6 +33,31 @@ from .selection import Selection
 MAGIC = b"FFLB"
 HEADER_SIZE = 12
 
+# Warning groups that label code can trigger (GNU extensions under -pedantic,
+# temporaries, casts in kill conditions).  They are silenced in labelled units
+# so that a project's -Werror keeps building; a labelled build is for fuzzing,
+# its plain build still reports these groups for the project's own code.
+LABEL_WARNINGS = (
+    "-Wpedantic", "-Wdeclaration-after-statement", "-Wshadow", "-Wconversion",
+    "-Wsign-conversion", "-Wsign-compare", "-Wtype-limits", "-Wunused-value",
+    "-Wunused-variable", "-Wmissing-variable-declarations", "-Wmissing-declarations",
+    "-Wcomma", "-Wgnu-statement-expression", "-Wgnu-auto-type", "-Wc99-extensions",
+    "-Wlanguage-extension-token", "-Wtautological-compare", "-Wtautological-constant-compare",
+    "-Wtautological-unsigned-zero-compare", "-Wbad-function-cast", "-Wdouble-promotion",
+    "-Wfloat-equal", "-Wfloat-conversion", "-Wshorten-64-to-32", "-Wimplicit-int-conversion",
+    "-Wcast-qual", "-Wc++-compat", "-Wlogical-op", "-Wduplicated-cond", "-Wparentheses",
+    "-Wstrict-overflow", "-Wnull-dereference", "-Wuninitialized", "-Wmaybe-uninitialized",
+    "-Wunreachable-code", "-Wused-but-marked-unused", "-Wunused-macros",
+)
+
+
+def _diagnostics() -> str:
+    """Pragmas silencing LABEL_WARNINGS, tolerating groups a compiler does not know."""
+    lines = ["#ifdef __clang__", '#pragma clang diagnostic ignored "-Wunknown-warning-option"',
+             "#else", '#pragma GCC diagnostic ignored "-Wpragmas"', "#endif"]
+    lines += [f'#pragma GCC diagnostic ignored "{w}"' for w in LABEL_WARNINGS]
+    return "\n".join(lines) + "\n"
+
 
 @dataclass
 class LabelledUnit:
@@ -67,7 +92,7 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
     asm = ".pushsection .ffcc_labeldb,\"\",@progbits\n" + "".join(
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
     return (
-        "/* ffcc labels: see instrument/labels.py */\n"
+        "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() +
         'extern unsigned char __start___ffcc_labels[] __attribute__((weak, visibility("hidden")));\n'
         '__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = '
         "__start___ffcc_labels;\n"
