@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from clang.cindex import Cursor, CursorKind
 
 from .ops import LOGICAL, binary_op, unary_op
-from .safety import guards, readable
+from .opaque import speculation
+from .safety import readable
 from .unit import Unit, children, strip_implicit
 
 
@@ -22,7 +23,7 @@ class Atom:
     cursor: Cursor
     text: str  # tokens on one line, for predicates and speculative copies
     readable: bool  # may be evaluated where the original skipped it
-    guard: str  # C test making that evaluation safe ("" if none needed)
+    speculative: str  # tri-state C expression for that evaluation ("" if not readable)
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Logic:
     right_cursor: Cursor
     right_text: str
     right_readable: bool  # may the right operand be evaluated when short-circuited?
-    right_guard: str
+    right_speculative: str  # tri-state C expression for that evaluation ("" if not readable)
 
 
 Node = Atom | Not | Logic
@@ -100,11 +101,9 @@ class _Builder:
                 self.logic[index] = Logic(index, binary_op(node), node, left, right,
                                           left_cursor, right_cursor,
                                           unit.flat_text(right_cursor) or "",
-                                          readable(right_cursor, unit),
-                                          _guard_text(right_cursor, unit))
+                                          *_speculative(right_cursor, unit))
                 return self.logic[index]
-        atom = Atom(len(self.atoms), cursor, unit.flat_text(cursor),
-                    readable(cursor, unit), _guard_text(cursor, unit))
+        atom = Atom(len(self.atoms), cursor, unit.flat_text(cursor), *_speculative(cursor, unit))
         self.atoms.append(atom)
         return atom
 
@@ -115,9 +114,11 @@ def _operands_spelled(node: Cursor, unit: Unit) -> bool:
             and unit.operator_between(left, right) is not None)
 
 
-def _guard_text(cursor: Cursor, unit: Unit) -> str:
-    found = guards(cursor, unit)
-    return " && ".join(found) if found else ""
+def _speculative(cursor: Cursor, unit: Unit) -> tuple[bool, str]:
+    """(readable, the guarded expression over opaque copies that evaluates it for labels)."""
+    if not readable(cursor, unit):
+        return False, ""
+    return True, speculation(cursor, unit)
 
 
 def render(node: Node) -> str:

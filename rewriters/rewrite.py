@@ -11,35 +11,55 @@ guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10 guards). The labels run after
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
-       if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
+       __asm__ volatile("" : "+m"(c0), "+m"(c1)); if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
-by the label; otherwise both are first stored in temporaries, in order::
+for the label; otherwise both are first stored in temporaries, in order::
 
-    ({ __auto_type t0 = (e0); __auto_type t1 = (e1); if (KILL) __FFCC_LABEL(3); t0 OP t1; })
+    ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
+       __asm__ volatile("" : "+m"(o0), "+m"(o1)); if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
+
+Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
+read, are laundered in place; operands the original also uses are copied, and the copies laundered;
+compile-time constants are read as they are. ``label_statements`` is the one place doing this.
 """
 
 from __future__ import annotations
 
+import re
 from string import Template
 
 from .edits import EditSet
 from .logic import Decision, Logic, atoms_of
 from .model import LabelRequest
+from .opaque import UNKNOWN, copies, launder, promoted
 from .sites import Binop
 from .unit import Unit
 
-UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
-
 Indexed = list[tuple[int, LabelRequest]]
+PLACEHOLDER = re.compile(r"\$\{?([_A-Za-z][_A-Za-z0-9]*)")
 
 
-def label_statements(labels: Indexed, values: dict[str, str]) -> str:
-    """``if (PRED) __FFCC_LABEL(i);`` for each label, placeholders bound to ``values``."""
-    return " ".join(
+def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str | None = None,
+                     constant: frozenset[str] = frozenset()) -> str:
+    """``if (PRED) __FFCC_LABEL(i);`` for each label, placeholders bound to opaque ``values``.
+
+    Placeholders in ``constant`` are read as they are. The others are laundered in place when
+    ``copy_prefix`` is None (label-private variables), else copied to ``<copy_prefix><name>``
+    first, so the original keeps its own values.
+    """
+    used = sorted({name for _, request in labels for name in PLACEHOLDER.findall(request.code)}
+                  - constant)
+    if copy_prefix is None:
+        prologue = launder([values[name] for name in used])
+    else:
+        prologue = copies([(f"{copy_prefix}{name}", values[name]) for name in used])
+        values = {**values, **{name: f"{copy_prefix}{name}" for name in used}}
+    statements = " ".join(
         f"if ({Template(request.code).substitute(values)}) __FFCC_LABEL({index});"
         for index, request in labels
     )
+    return f"{prologue} {statements}" if prologue else statements
 
 
 def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Indexed,
@@ -66,12 +86,12 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
         edits.wrap(*unit.span(node.left_cursor), f"({left_name} = !!(", "))")
         edits.wrap(*unit.span(node.right_cursor), f"({right_name} = !!(", "))")
     speculation = [
-        f"{names[f'c{atom.index}']} = {_guarded(atom.guard, atom.text)}"
+        f"{names[f'c{atom.index}']} = {atom.speculative}"
         for atom in atoms_of(node.right)
         if atom.readable and f"c{atom.index}" in names
     ]
     if right_name is not None and node.right_readable:
-        speculation.append(f"{right_name} = {_guarded(node.right_guard, node.right_text)}")
+        speculation.append(f"{right_name} = {node.right_speculative}")
     if not speculation:
         return
     start, end = unit.span(node.cursor)
@@ -86,19 +106,19 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
         edits.replace(operator.offset, operator.end - operator.offset, f"? ({skipped}, 1) :")
 
 
-def _guarded(guard: str, text: str) -> str:
-    return f"(({guard}) ? !!({text}) : {UNKNOWN})" if guard else f"!!({text})"
-
-
 def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> None:
     start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
+    constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
+    copy_prefix = f"__ffcc_{tag}o"
     if site.plain:
-        statements = label_statements(labels, {"x0": site.lhs_text, "x1": site.rhs_text})
+        values = {"x0": promoted(site.lhs_text, site.bitfield[0]),
+                  "x1": promoted(site.rhs_text, site.bitfield[1])}
+        statements = label_statements(labels, values, copy_prefix, constant)
         edits.wrap(start, end, f"({{ {statements} ", "; })")
         return
     first, second = f"__ffcc_{tag}x0", f"__ffcc_{tag}x1"
     promote = tuple("+" if bitfield else "" for bitfield in site.bitfield)
-    statements = label_statements(labels, {"x0": first, "x1": second})
+    statements = label_statements(labels, {"x0": first, "x1": second}, copy_prefix, constant)
     edits.wrap(start, end, f"({{ __auto_type {first} = ({promote[0]}",
                f"); {statements} {first} {site.op} {second}; }})")
     gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset

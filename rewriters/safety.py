@@ -12,7 +12,8 @@ from __future__ import annotations
 from clang.cindex import Cursor, CursorKind, TypeKind
 
 from .ops import ASSIGNING, INCREMENTING, binary_op, unary_op
-from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, Unit, bit_width, canonical_kind, children, strip_implicit
+from .unit import (FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, Rename, Unit, bit_width, canonical_kind,
+                   children, strip_implicit)
 
 LITERALS = frozenset({
     CursorKind.INTEGER_LITERAL, CursorKind.FLOATING_LITERAL, CursorKind.CHARACTER_LITERAL,
@@ -108,11 +109,12 @@ class Unguardable(Exception):
     """An operation whose safety cannot be expressed as a C test."""
 
 
-def guards(cursor: Cursor, unit: Unit) -> list[str] | None:
-    """Tests that make evaluating ``cursor`` safe, in evaluation order; None if impossible."""
+def guards(cursor: Cursor, unit: Unit, rename: Rename | None = None) -> list[str] | None:
+    """Tests that make evaluating ``cursor`` safe, in evaluation order; None if impossible.
+    ``rename`` as for ``Unit.flat_text`` (tests over opaque copies of the operands)."""
     found: list[str] = []
     try:
-        _collect_guards(cursor, unit, found)
+        _collect_guards(cursor, unit, found, rename)
     except Unguardable:
         return None
     return list(dict.fromkeys(found))
@@ -124,8 +126,8 @@ def readable(cursor: Cursor, unit: Unit) -> bool:
             and guards(cursor, unit) is not None)
 
 
-def _text(cursor: Cursor, unit: Unit) -> str:
-    text = unit.flat_text(cursor) if unit.spelled(cursor) and not _inside_macro(cursor, unit) else None
+def _text(cursor: Cursor, unit: Unit, rename: Rename | None) -> str:
+    text = unit.flat_text(cursor, rename) if unit.spelled(cursor) and not _inside_macro(cursor, unit) else None
     if text is None:
         raise Unguardable(f"no clean text for a guard at offset {cursor.extent.start.offset}")
     return f"({text})"
@@ -136,55 +138,55 @@ def _inside_macro(cursor: Cursor, unit: Unit) -> bool:
     return unit.touches_macro(start, end) and unit.opaque(cursor)
 
 
-def _collect_guards(cursor: Cursor, unit: Unit, found: list[str]) -> None:
+def _collect_guards(cursor: Cursor, unit: Unit, found: list[str], rename: Rename | None) -> None:
     if cursor.kind in UNEVALUATED_KINDS:
         return
     kids = children(cursor)
     for child in kids:
-        _collect_guards(child, unit, found)
+        _collect_guards(child, unit, found, rename)
     if cursor.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
-        _subscript_guard(cursor, kids, unit, found)
+        _subscript_guard(kids, unit, found, rename)
     elif cursor.kind == CursorKind.MEMBER_REF_EXPR:
         if kids and kids[0].type.get_canonical().kind == TypeKind.POINTER:
-            found.append(f"{_text(kids[0], unit)} != 0")
+            found.append(f"{_text(kids[0], unit, rename)} != 0")
     elif cursor.kind == CursorKind.CSTYLE_CAST_EXPR:
         target = canonical_kind(cursor)
         if kids and target in INTEGER_KINDS and canonical_kind(kids[-1]) in FLOAT_KINDS:
             raise Unguardable("float to integer conversion")
     elif unary_op(cursor) == "*":
-        found.append(f"{_text(kids[0], unit)} != 0")
+        found.append(f"{_text(kids[0], unit, rename)} != 0")
     elif unary_op(cursor) == "-" and canonical_kind(cursor) in SIGNED_KINDS:
-        operand = _text(kids[0], unit)
+        operand = _text(kids[0], unit, rename)
         found.append(f"!__builtin_sub_overflow(0, {operand}, &(__typeof__(-{operand})){{0}})")
     elif binary_op(cursor) is not None:
-        _binary_guard(cursor, binary_op(cursor), kids, unit, found)
+        _binary_guard(cursor, binary_op(cursor), kids, unit, found, rename)
 
 
-def _subscript_guard(cursor: Cursor, kids: list[Cursor], unit: Unit, found: list[str]) -> None:
+def _subscript_guard(kids: list[Cursor], unit: Unit, found: list[str], rename: Rename | None) -> None:
     base = strip_implicit(kids[0])
     base_type = base.type.get_canonical()
     if base_type.kind != TypeKind.CONSTANTARRAY:
         raise Unguardable("subscript of a pointer or array of unknown bound")
-    found.append(f"(unsigned long long){_text(kids[1], unit)} < {base_type.element_count}ull")
+    found.append(f"(unsigned long long){_text(kids[1], unit, rename)} < {base_type.element_count}ull")
 
 
 def _binary_guard(cursor: Cursor, op: str, kids: list[Cursor], unit: Unit,
-                  found: list[str]) -> None:
+                  found: list[str], rename: Rename | None) -> None:
     result = canonical_kind(cursor)
     if op in ("/", "%") and result in INTEGER_KINDS:
-        divisor = _text(kids[1], unit)
+        divisor = _text(kids[1], unit, rename)
         found.append(f"{divisor} != 0")
         if result in SIGNED_KINDS:
             found.append(f"{divisor} != -1")
     elif op in ("<<", ">>"):
-        amount = _text(kids[1], unit)
+        amount = _text(kids[1], unit, rename)
         width = bit_width(cursor)
         found.append(f"(unsigned long long){amount} < {width}ull")
         if op == "<<" and result in SIGNED_KINDS:
-            value = _text(kids[0], unit)
+            value = _text(kids[0], unit, rename)
             found.append(f"{value} >= 0 && ({value} >> ({width - 1} - {amount})) == 0")
     elif op in ("+", "-", "*") and result in SIGNED_KINDS:
-        left, right = _text(kids[0], unit), _text(kids[1], unit)
+        left, right = _text(kids[0], unit, rename), _text(kids[1], unit, rename)
         builtin = {"+": "add", "-": "sub", "*": "mul"}[op]
         found.append(f"!__builtin_{builtin}_overflow({left}, {right}, "
                      f"&(__typeof__({left} {op} {right})){{0}})")

@@ -44,6 +44,7 @@ class Binop:
     plain: bool  # both operands can be re-read verbatim (no temporaries needed)
     bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
     rhs_literal: int | None  # value of an integer-literal right operand
+    constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
 
     @property
     def text(self) -> str:
@@ -165,7 +166,8 @@ class _Walker:
             return None
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text,
                      is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit),
-                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit))
+                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit),
+                     (is_constant(lhs), is_constant(rhs)))
 
 
 def _scalar(kind: TypeKind) -> bool:

@@ -62,6 +62,10 @@ class ParseError(RuntimeError):
     """libclang could not produce a usable AST (fatal errors in the file)."""
 
 
+# start offset of a sub-expression -> (its end offset, the name written instead of its tokens)
+Rename = dict[int, tuple[int, str]]
+
+
 @dataclass(frozen=True)
 class Token:
     offset: int
@@ -155,15 +159,27 @@ class Unit:
         hi = bisect.bisect_left(self._token_offsets, end)
         return [t for t in self.tokens[lo:hi] if t.kind != TokenKind.COMMENT]
 
-    def flat_text(self, cursor: Cursor) -> str | None:
+    def flat_text(self, cursor: Cursor, rename: Rename | None = None) -> str | None:
         """The node's tokens joined on one line (no comments), safe to copy elsewhere.
 
-        None when the extent holds a preprocessor directive: such text cannot be re-emitted.
+        ``rename`` maps the start offset of a sub-expression to (its end offset, a name): its
+        tokens are written as that name instead. None when the extent holds a preprocessor
+        directive: such text cannot be re-emitted.
         """
         toks = self.tokens_in(*self.span(cursor))
         if not toks or any(t.spelling == "#" for t in toks):
             return None
-        return join_tokens([t.spelling for t in toks])
+        spellings: list[str] = []
+        skip_to = -1
+        for tok in toks:
+            if tok.offset < skip_to:
+                continue
+            if rename and tok.offset in rename:
+                skip_to, name = rename[tok.offset]
+                spellings.append(name)
+            else:
+                spellings.append(tok.spelling)
+        return join_tokens(spellings)
 
     def first_token(self, cursor: Cursor) -> str:
         toks = self.tokens_in(*self.span(cursor))

@@ -70,21 +70,23 @@ def test_pure_atom_after_side_effect_is_speculated(tmp_path):
     ann = annotate_code(tmp_path, "int g(void);\nint f(int x) {\n"
                                   "  if (g() || x > 3) return 1;\n  return 0;\n}\n", MCC)
     assert len(ann.labels) == 4 and ann.left_out == 0
-    assert "? (" in ann.text and "= !!(x > 3)" in ann.text  # evaluated where || skipped it
+    assert "? (" in ann.text  # evaluated where || skipped it, from an opaque copy of x
+    assert ('= ({ __auto_type __ffcc_v0 = (x); __asm__ volatile("" : "+m"(__ffcc_v0)); '
+            '!!(__ffcc_v0 > 3); })') in ann.text
 
 
 def test_pointer_guard_on_speculated_atom(tmp_path):
     ann = annotate_code(tmp_path, "struct s { int v; };\nint f(struct s *p) {\n"
                                   "  if (p && p->v > 2) return 1;\n  return 0;\n}\n", MCC)
     assert len(ann.labels) == 4 and ann.left_out == 0
-    assert "((p) != 0) ? !!(p->v > 2) : 2" in ann.text
+    assert "(((__ffcc_v0) != 0) ? !!(__ffcc_v0->v > 2) : 2)" in ann.text  # __ffcc_v0: copy of p
 
 
 def test_division_guard_on_speculated_atom(tmp_path):
     ann = annotate_code(tmp_path, "int f(int n, int d) {\n"
                                   "  if (d == 0 || n / d > 3) return 1;\n  return 0;\n}\n", MCC)
     assert len(ann.labels) == 4
-    assert "(d) != 0 && (d) != -1) ? !!(n/d > 3) : 2" in ann.text
+    assert "(__ffcc_v1) != 0 && (__ffcc_v1) != -1) ? !!(__ffcc_v0/__ffcc_v1 > 3) : 2" in ann.text
 
 
 def test_unbounded_subscript_is_not_speculated(tmp_path):
@@ -98,7 +100,7 @@ def test_known_array_bound_is_guarded(tmp_path):
     ann = annotate_code(tmp_path, "int a[4];\nint f(int i) {\n"
                                   "  return i >= 0 && a[i] > 0;\n}\n", MCC)
     assert len(ann.labels) == 4
-    assert "(unsigned long long)(i) < 4ull" in ann.text
+    assert "((unsigned long long)(__ffcc_v0) < 4ull) ? !!(a[__ffcc_v0] > 0) : 2" in ann.text
 
 
 def test_nested_ternaries_are_separate_decisions(tmp_path):

@@ -1,0 +1,79 @@
+"""Opaque copies: labels read values the optimiser cannot relate to the program's own.
+
+DESIGN hard rule 3. A label predicate that reads the program's own values lets the compiler
+reason across label and original code: a label's guard ``d != 0`` tells it ``d == 0`` on the
+other path, where the original's unconditional ``3000 / d`` is then undefined and may be folded
+away (the original's trap disappears); the other way round, the original's undefined behaviour
+lets it fold a label's guard. So every value a label reads is first passed through an empty
+``asm`` that the compiler must assume rewrites it (``"+m"``: valid for every scalar type, bit-field
+values promoted first); the original keeps computing on the original values (hard rule 1).
+
+Labels read program values in two places, both through this module: the label statements of a
+site (``rewrite.label_statements``: copies of binary operands, or the label-private captures of a
+decision laundered in place), and the speculative evaluation of a skipped operand
+(``speculation``: the variables and ``.`` members it reads are copied first). Compile-time
+constants are read as they are (nothing to relate, and guards on them still fold).
+"""
+
+from __future__ import annotations
+
+from clang.cindex import Cursor, TypeKind
+
+from .ops import unary_op
+from .safety import UNEVALUATED_KINDS, guards, is_bitfield_ref, is_constant, is_plain_operand
+from .unit import Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
+
+UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
+# gcc accepts at most 30 operands per asm statement; an in-out operand counts twice.
+OPERANDS_PER_ASM = 15
+
+
+def launder(objects: list[str]) -> str:
+    """Empty asm statements after which ``objects`` (lvalues) hold unknown values."""
+    return " ".join(
+        '__asm__ volatile("" : '
+        + ", ".join(f'"+m"({name})' for name in objects[i:i + OPERANDS_PER_ASM]) + ");"
+        for i in range(0, len(objects), OPERANDS_PER_ASM))
+
+
+def copies(values: list[tuple[str, str]]) -> str:
+    """``__auto_type NAME = (VALUE);`` for each (name, value), then one launder for all."""
+    if not values:
+        return ""
+    declarations = " ".join(f"__auto_type {name} = ({value});" for name, value in values)
+    return f"{declarations} {launder([name for name, _ in values])}"
+
+
+def promoted(text: str, bitfield: bool) -> str:
+    """``__auto_type`` cannot copy a bit-field: promote it (``+``) first."""
+    return f"+{text}" if bitfield else text
+
+
+def speculation(cursor: Cursor, unit: Unit) -> str:
+    """Tri-state C expression evaluating a skipped operand for labels only: 0/1, or UNKNOWN when
+    its guards fail. Guards and operand read opaque copies of the variables they use."""
+    sources: dict[str, tuple[str, str]] = {}  # source text -> (copy name, initializer)
+    rename: Rename = {}
+    for node in _scalar_reads(cursor, unit):
+        source = unit.flat_text(node)
+        name = sources.setdefault(source, (f"__ffcc_v{len(sources)}",
+                                           promoted(source, is_bitfield_ref(node))))[0]
+        start, end = unit.span(node)
+        rename[start] = (end, name)
+    text = unit.flat_text(cursor, rename)
+    guard = " && ".join(guards(cursor, unit, rename) or ())
+    value = f"(({guard}) ? !!({text}) : {UNKNOWN})" if guard else f"!!({text})"
+    return f"({{ {copies(list(sources.values()))} {value}; }})" if sources else value
+
+
+def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:
+    """Outermost variables and ``.`` members of scalar type read as values inside ``cursor``
+    (not under ``&`` or in unevaluated operands; constants and macro text left as they are)."""
+    node = strip_implicit(cursor)
+    if node.kind in UNEVALUATED_KINDS or unary_op(node) == "&":
+        return []
+    if is_plain_operand(node, unit) and not is_constant(node) and not unit.opaque(node):
+        kind = canonical_kind(node)
+        if is_arithmetic(kind) or kind == TypeKind.POINTER:
+            return [node]
+    return [read for child in children(node) for read in _scalar_reads(child, unit)]
