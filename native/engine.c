@@ -54,18 +54,24 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
     return e;
 }
 
-void ffcc_engine_free(ffcc_engine *e)
+/* The per-map-size buffers, freed on teardown and before re-sizing. */
+static void free_maps(ffcc_engine *e)
 {
-    if (!e) return;
-    ffcc_fsrv_stop(e);
-    if (e->shm) shmdt(e->shm);
-    if (e->shm_fuzz) shmdt(e->shm_fuzz);
     free(e->virgin);
     free(e->virgin_crash);
     free(e->virgin_hang);
     free(e->var_bytes);
     free(e->branch_hits);
     free(e->first_trace);
+}
+
+void ffcc_engine_free(ffcc_engine *e)
+{
+    if (!e) return;
+    ffcc_fsrv_stop(e);
+    if (e->shm) shmdt(e->shm);
+    if (e->shm_fuzz) shmdt(e->shm_fuzz);
+    free_maps(e);
     free(e->work);
     free(e->work_mask);
     free(e->spliced);
@@ -76,12 +82,7 @@ void ffcc_engine_free(ffcc_engine *e)
 
 int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size)
 {
-    free(e->virgin);
-    free(e->virgin_crash);
-    free(e->virgin_hang);
-    free(e->var_bytes);
-    free(e->branch_hits);
-    free(e->first_trace);
+    free_maps(e);
     e->map_size = map_size;
     e->virgin = malloc(map_size);
     e->virgin_crash = malloc(map_size);
