@@ -14,7 +14,10 @@ shadow: an ffuzz -s -D campaign; its shadow_mode.csv summarised like the
 
 The target defaults to samples/keywords built with afl-clang-fast; --source
 and --seeds pick another program (one C file reading the file named by its
-first argument).  Work files go to bench/.work/.
+first argument); --target cjson takes cJSON's own libFuzzer harness
+(fuzzing/cjson_read_fuzzer.c, Debian's cjson sources) built with ffcc, whose
+harness main runs persistent with shared-memory test cases under both fuzzers.
+Work files go to bench/.work/.
 """
 from __future__ import annotations
 
@@ -41,6 +44,20 @@ def build(source: Path) -> Path:
     subprocess.run(["afl-clang-fast", "-O2", "-o", str(out), str(source)], check=True,
                    capture_output=True, env={**ENV, "AFL_QUIET": "1"})
     return out
+
+
+def build_cjson_harness() -> tuple[Path, Path]:
+    """cJSON's fuzzing harness built by ffcc, and cJSON's own fuzzing seeds."""
+    sys.path.insert(0, str(REPO))
+    from bench.projects import CJSON, fetch
+
+    tree = fetch(CJSON)
+    out = WORK / "cjson_read_fuzzer"
+    WORK.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ffcc", "-O2", f"-I{tree}", str(tree / "cJSON.c"),
+                    str(tree / "fuzzing" / "cjson_read_fuzzer.c"), "-o", str(out)],
+                   check=True, capture_output=True)
+    return out, tree / "fuzzing" / "inputs"
 
 
 def read_stats(out: Path) -> dict[str, str]:
@@ -113,6 +130,8 @@ def show(result: dict[str, object]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["speed", "edges", "shadow"])
+    parser.add_argument("--target", choices=["source", "cjson"], default="source",
+                        help="source: --source/--seeds; cjson: cJSON's libFuzzer harness")
     parser.add_argument("--source", type=Path, default=REPO / "samples/keywords/keywords.c")
     parser.add_argument("--seeds", type=Path, default=REPO / "samples/keywords/seeds")
     parser.add_argument("--seconds", type=float, default=30)
@@ -123,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("afl-clang-fast") or not shutil.which("afl-fuzz"):
         print("fuzz_bench: AFL++ (afl-clang-fast, afl-fuzz) is needed", file=sys.stderr)
         return 1
-    binary = build(args.source)
+    if args.target == "cjson":
+        binary, args.seeds = build_cjson_harness()
+    else:
+        binary = build(args.source)
     seconds = args.minutes * 60 if args.minutes else args.seconds
     if args.mode == "speed":
         result = bench_speed(binary, args.seeds, seconds, args.runs)
