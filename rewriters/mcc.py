@@ -3,7 +3,8 @@
 With ``mcc_max = K`` a decision of n > K atoms gets, instead of 2^n labels, the 2^K combinations
 of every window of K consecutive atoms (seed 004 §6.5: 3-bounded MCC cut labels by 67%).
 A combination needing the value of an atom that the original may skip and that a label cannot
-evaluate safely (a call, a side effect, an unguardable access) is left out and counted.
+evaluate safely (a call, a side effect, a read through a pointer, ``safety``) is left out
+and counted.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Operator kinds of binary and unary expressions, read from libclang.
+"""Operator kinds of binary and unary expressions, and integer constant values, from libclang.
 
-The Python bindings of libclang 18 do not wrap ``clang_getCursorBinaryOperatorKind`` and
-``clang_getCursorUnaryOperatorKind``; we bind them here. They work inside macro expansions too,
+The Python bindings of libclang 18 do not wrap ``clang_getCursorBinaryOperatorKind``,
+``clang_getCursorUnaryOperatorKind`` and ``clang_Cursor_Evaluate``; we bind them here. They work inside macro expansions too,
 where tokens are useless (every node there points at the invocation text).
 """
 
@@ -31,15 +31,22 @@ ARITHMETIC = frozenset({"+", "-", "*", "/", "%"})
 LOGICAL = frozenset({"&&", "||"})
 
 
-def _bind(name: str) -> ctypes._CFuncPtr:
+EVAL_INT = 1  # CXEval_Int
+
+
+def _bind(name: str, argtypes: list, restype) -> ctypes._CFuncPtr:
     func = getattr(cindex.conf.lib, name)
-    func.argtypes = [cindex.Cursor]
-    func.restype = ctypes.c_int
+    func.argtypes = argtypes
+    func.restype = restype
     return func
 
 
-_binary_kind = _bind("clang_getCursorBinaryOperatorKind")
-_unary_kind = _bind("clang_getCursorUnaryOperatorKind")
+_binary_kind = _bind("clang_getCursorBinaryOperatorKind", [cindex.Cursor], ctypes.c_int)
+_unary_kind = _bind("clang_getCursorUnaryOperatorKind", [cindex.Cursor], ctypes.c_int)
+_evaluate = _bind("clang_Cursor_Evaluate", [cindex.Cursor], ctypes.c_void_p)
+_eval_kind = _bind("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
+_eval_int = _bind("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
+_eval_dispose = _bind("clang_EvalResult_dispose", [ctypes.c_void_p], None)
 
 
 def binary_op(cursor: Cursor) -> str | None:
@@ -54,3 +61,15 @@ def unary_op(cursor: Cursor) -> str | None:
     if cursor.kind != CursorKind.UNARY_OPERATOR:
         return None
     return UNARY_SPELLING.get(_unary_kind(cursor))
+
+
+def constant_value(cursor: Cursor) -> int | None:
+    """Value of an integer constant expression (``3``, ``N - 1`` with N an enumerator or a
+    macro), else None."""
+    result = _evaluate(cursor)
+    if not result:
+        return None
+    try:
+        return _eval_int(result) if _eval_kind(result) == EVAL_INT else None
+    finally:
+        _eval_dispose(result)

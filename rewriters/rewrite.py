@@ -6,7 +6,8 @@ expressions, so no braces or statements have to be added around the site:
 Decision ``a && f(x)``: the whole decision becomes a statement expression. Atoms and logical
 operands the labels need are captured *as the original evaluates them* into tri-state
 temporaries (2 = not evaluated); short-circuiting is kept. Where the original skips a right
-operand, its atoms are evaluated speculatively instead, only if side-effect free and behind their
+operand, its atoms are evaluated speculatively instead, only if they cannot fault whatever the
+program state (``safety``: no call, side effect or memory read through a pointer) and behind their
 guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10 guards). The labels run after the decision
 and read temporaries only; loops re-run them on every evaluation of the condition::
 

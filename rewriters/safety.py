@@ -1,17 +1,23 @@
 """What a label may read: side-effect freedom, guards against faults, and plain operands.
 
 DESIGN rules 1 and 2. A label reads an expression the original program did not evaluate at that
-point only if the expression is side-effect free and every operation in it that can fault or be
-undefined can be guarded by a test written in C (pointer non-null, divisor non-zero and not -1,
-shift amount in range, signed arithmetic without overflow, subscript within a known array
-bound). ``guards`` returns those tests, innermost first, or None when one is impossible.
+point (a short-circuited operand) only if evaluating it cannot fault or be undefined whatever the
+program state: reads of variables, ``.`` members of them, constants, and arithmetic and
+comparisons over those, where every operation that can be undefined is guarded by a test written
+in C (divisor non-zero and not -1, shift amount in range, signed arithmetic without overflow).
+Memory reached through a pointer is never read: a null check cannot make a dereference safe
+that the program itself did not perform (dangling pointers, union members holding a non-pointer,
+pointers valid only under the short-circuit condition such as ``p != end && *p``). So ``*p``,
+``p->f``, ``p[i]``, pointer arithmetic, and subscripts other than a constant index within the
+bound of an array object are refused, as are calls and volatile reads. ``guards`` returns the
+tests, innermost first, or None when the expression is refused.
 """
 
 from __future__ import annotations
 
 from clang.cindex import Cursor, CursorKind, TypeKind
 
-from .ops import ASSIGNING, INCREMENTING, binary_op, unary_op
+from .ops import ASSIGNING, INCREMENTING, binary_op, constant_value, unary_op
 from .unit import (FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, Rename, Unit, bit_width, canonical_kind,
                    children, strip_implicit)
 
@@ -145,16 +151,16 @@ def _collect_guards(cursor: Cursor, unit: Unit, found: list[str], rename: Rename
     for child in kids:
         _collect_guards(child, unit, found, rename)
     if cursor.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
-        _subscript_guard(kids, unit, found, rename)
+        _check_subscript(kids)
     elif cursor.kind == CursorKind.MEMBER_REF_EXPR:
-        if kids and kids[0].type.get_canonical().kind == TypeKind.POINTER:
-            found.append(f"{_text(kids[0], unit, rename)} != 0")
+        if not kids or _is_pointer(kids[0]):
+            raise Unguardable("member access through a pointer")
     elif cursor.kind == CursorKind.CSTYLE_CAST_EXPR:
         target = canonical_kind(cursor)
         if kids and target in INTEGER_KINDS and canonical_kind(kids[-1]) in FLOAT_KINDS:
             raise Unguardable("float to integer conversion")
     elif unary_op(cursor) == "*":
-        found.append(f"{_text(kids[0], unit, rename)} != 0")
+        raise Unguardable("pointer dereference")
     elif unary_op(cursor) == "-" and canonical_kind(cursor) in SIGNED_KINDS:
         operand = _text(kids[0], unit, rename)
         found.append(f"!__builtin_sub_overflow(0, {operand}, &(__typeof__(-{operand})){{0}})")
@@ -162,17 +168,26 @@ def _collect_guards(cursor: Cursor, unit: Unit, found: list[str], rename: Rename
         _binary_guard(cursor, binary_op(cursor), kids, unit, found, rename)
 
 
-def _subscript_guard(kids: list[Cursor], unit: Unit, found: list[str], rename: Rename | None) -> None:
-    base = strip_implicit(kids[0])
-    base_type = base.type.get_canonical()
+def _is_pointer(cursor: Cursor) -> bool:
+    return canonical_kind(cursor) == TypeKind.POINTER
+
+
+def _check_subscript(kids: list[Cursor]) -> None:
+    """Only ``a[K]``: an array object (its own path checked by the caller) and a constant index
+    known to be within its bound. Anything else may read memory the program never owned."""
+    base_type = strip_implicit(kids[0]).type.get_canonical()
     if base_type.kind != TypeKind.CONSTANTARRAY:
         raise Unguardable("subscript of a pointer or array of unknown bound")
-    found.append(f"(unsigned long long){_text(kids[1], unit, rename)} < {base_type.element_count}ull")
+    index = constant_value(kids[1]) if is_constant(kids[1]) else None
+    if index is None or not 0 <= index < base_type.element_count:
+        raise Unguardable("subscript whose index is not a constant within the bound")
 
 
 def _binary_guard(cursor: Cursor, op: str, kids: list[Cursor], unit: Unit,
                   found: list[str], rename: Rename | None) -> None:
     result = canonical_kind(cursor)
+    if op in ("+", "-") and any(_is_pointer(kid) for kid in kids):
+        raise Unguardable("pointer arithmetic")  # no overflow builtin takes pointers either
     if op in ("/", "%") and result in INTEGER_KINDS:
         divisor = _text(kids[1], unit, rename)
         found.append(f"{divisor} != 0")

@@ -75,11 +75,13 @@ def test_pure_atom_after_side_effect_is_speculated(tmp_path):
             '!!(__ffcc_v0 > 3); })') in ann.text
 
 
-def test_pointer_guard_on_speculated_atom(tmp_path):
-    ann = annotate_code(tmp_path, "struct s { int v; };\nint f(struct s *p) {\n"
-                                  "  if (p && p->v > 2) return 1;\n  return 0;\n}\n", MCC)
-    assert len(ann.labels) == 4 and ann.left_out == 0
-    assert "(((__ffcc_v0) != 0) ? !!(__ffcc_v0->v > 2) : 2)" in ann.text  # __ffcc_v0: copy of p
+def test_pointer_dereference_is_never_speculated(tmp_path):
+    code = "struct s { int v; };\nint f(struct s *p) {\n  if (p && p->v > 2) return 1;\n  return 0;\n}\n"
+    ann = annotate_code(tmp_path, code, MCC)
+    # a null check cannot make p->v safe where the program did not read it: left out
+    assert predicates(ann) == ["(p) && (p->v > 2)", "(p) && !(p->v > 2)"]
+    assert ann.left_out == 2
+    assert ann.text.count("->") == 1
 
 
 def test_division_guard_on_speculated_atom(tmp_path):
@@ -96,11 +98,14 @@ def test_unbounded_subscript_is_not_speculated(tmp_path):
     assert ann.left_out == 2
 
 
-def test_known_array_bound_is_guarded(tmp_path):
-    ann = annotate_code(tmp_path, "int a[4];\nint f(int i) {\n"
-                                  "  return i >= 0 && a[i] > 0;\n}\n", MCC)
-    assert len(ann.labels) == 4
-    assert "((unsigned long long)(__ffcc_v0) < 4ull) ? !!(a[__ffcc_v0] > 0) : 2" in ann.text
+def test_constant_subscript_within_bound_is_speculated(tmp_path):
+    ann = annotate_code(tmp_path, "enum { N = 4 };\nint a[4];\nint f(int i) {\n"
+                                  "  return (i && a[N - 1] > 0) + (i && a[4] > 0) + (i && a[i] > 0);\n}\n",
+                        MCC)
+    assert [l.predicate for l in ann.labels if l.predicate.startswith("!(i)")] == [
+        "!(i) && (a[N-1] > 0)", "!(i) && !(a[N-1] > 0)"]
+    assert ann.left_out == 4  # a[4] is out of bounds, a[i] has no constant index
+    assert "? !!(a[N-1] > 0) : 2)" in ann.text  # read directly: no subscript guard
 
 
 def test_nested_ternaries_are_separate_decisions(tmp_path):

@@ -35,8 +35,8 @@ __attribute__((noinline)) int probe(int a, int d) {
   if (a && 3000 / d > 3) return 1;
   return 3000 / d;
 }""", [["0", "0"]], [["0", "7"], ["1", "7"], ["1", "-1"]]),
-    # the label reads p->v only behind p != 0; the original then dereferences p regardless
-    # (no compiler here misbuilt this before laundering; it guards the pointer guard the same way)
+    # labels never read the skipped p->v (test_speculation); the original then dereferences p
+    # regardless, and its trap on a null p must stay exactly the plain build's
     "null_dereference": ("""
 struct node { int v; };
 struct node *volatile shared;
@@ -74,11 +74,12 @@ def test_original_trap_survives_labels(tmp_path, cc, opt, case):
 
 
 def test_labels_read_copies_not_the_original_operands(tmp_path):
-    annotation = annotate_code(tmp_path, "int f(int t, int *p, int a) {\n"
-                                         "  return 3000 / t + (a && *p > 1);\n}\n",
+    annotation = annotate_code(tmp_path, "int f(int t, int n, int a) {\n"
+                                         "  return 3000 / t + (a && 7 % n > 1);\n}\n",
                                LabelOptions(mcc=True, wm_ops=frozenset({"AOR"})))
     text = annotation.text
     assert "(3000) / (t)" not in text and '"+m"(__ffcc_' in text
-    assert "(p) != 0" not in text and "((__ffcc_v0) != 0) ? !!(*__ffcc_v0 > 1)" in text
+    assert "(n) != 0" not in text
+    assert "(((__ffcc_v0) != 0 && (__ffcc_v0) != -1) ? !!(7%__ffcc_v0 > 1) : 2)" in text
     assert text.count("3000 / t") == 1  # the original still divides its own operands
     assert text.count("\n") == 3
