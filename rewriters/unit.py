@@ -90,7 +90,8 @@ class Unit:
         if fatal:
             raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
                                        for d in fatal[:5]))
-        self._macro_ranges = sorted(
+        self._spans: dict[Cursor, tuple[int, int]] = {}
+        self._macro_starts, self._macro_ends = _outermost(
             (c.extent.start.offset, c.extent.end.offset)
             for c in self.tu.cursor.get_children()
             if c.kind == CursorKind.MACRO_INSTANTIATION and self.in_main_file(c)
@@ -102,9 +103,13 @@ class Unit:
         loc = cursor.extent.start
         return loc.file is not None and loc.file.name == self.path
 
-    @staticmethod
-    def span(cursor: Cursor) -> tuple[int, int]:
-        return cursor.extent.start.offset, cursor.extent.end.offset
+    def span(self, cursor: Cursor) -> tuple[int, int]:
+        """The node's byte range; cached, as each libclang location costs several calls."""
+        found = self._spans.get(cursor)
+        if found is None:
+            extent = cursor.extent
+            found = self._spans[cursor] = (extent.start.offset, extent.end.offset)
+        return found
 
     def text(self, cursor: Cursor) -> str:
         start, end = self.span(cursor)
@@ -121,21 +126,24 @@ class Unit:
         start, end = self.span(cursor)
         if end <= start:
             return False
-        return all(
-            (start <= m_start and m_end <= end) or m_end <= start or end <= m_start
-            for m_start, m_end in self._macro_ranges
-        )
+        return all(start <= m_start and m_end <= end for m_start, m_end in self._macros_over(start, end))
 
     def opaque(self, cursor: Cursor) -> bool:
         """True when the node's inside comes from a macro expansion (do not edit within)."""
         if not self.spelled(cursor):
             return True
         start, end = self.span(cursor)
-        return any(m_start <= start and end <= m_end for m_start, m_end in self._macro_ranges)
+        return any(m_start <= start and end <= m_end for m_start, m_end in self._macros_over(start, end))
 
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
-        return any(m_start < end and start < m_end for m_start, m_end in self._macro_ranges)
+        return bool(self._macros_over(start, end))
+
+    def _macros_over(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The (outermost) macro invocations sharing text with [start, end)."""
+        lo = bisect.bisect_right(self._macro_ends, start)
+        hi = bisect.bisect_left(self._macro_starts, end)
+        return list(zip(self._macro_starts[lo:hi], self._macro_ends[lo:hi]))
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -254,3 +262,21 @@ def is_arithmetic(kind: TypeKind) -> bool:
 
 def bit_width(cursor: Cursor) -> int:
     return cursor.type.get_canonical().get_size() * 8
+
+
+def _outermost(ranges) -> tuple[list[int], list[int]]:
+    """Sorted starts and ends of the outermost of possibly nested ranges.
+
+    A macro invocation nested in another's arguments never changes whether a span
+    is inside, outside or across macro text, so only the outermost ones are kept;
+    being disjoint and sorted, they can be searched by bisection.
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in sorted(ranges):
+        if ends and start < ends[-1]:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(start)
+            ends.append(end)
+    return starts, ends
