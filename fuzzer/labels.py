@@ -8,8 +8,10 @@ nothing else about labels: they are map bytes like edges, so they count for
 rarity and can be FairFuzz targets without special cases.
 
 Source: `<binary>.labels.jsonl` next to the binary, one JSON object per line
-with at least "id" and "slot".  (The label database format is still settling;
-this reader is the one place to adapt.)
+with at least "id" and "slot"; records marked "pruned" (infeasible or trivial,
+compiled to nothing by ffcc --prune) still occupy their slot but are not labels
+the fuzzer counts.  (The label database format is still settling; this reader
+is the one place to adapt.)
 """
 from __future__ import annotations
 
@@ -56,15 +58,19 @@ class LabelMap:
         if not path.exists():
             return None
         slots: dict[int, int] = {}
+        last_slot = -1  # over all records: pruned slots still occupy the label region
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
+                last_slot = max(last_slot, int(record["slot"]))
+                if record.get("pruned"):
+                    continue  # compiled to nothing by --prune: never hit, not a goal
                 slots[int(record["slot"])] = int(record["id"])
             except (ValueError, KeyError, TypeError) as exc:
                 raise FuzzerError(f"{path}:{number}: not a label record ({exc})") from None
-        size = max(slots, default=-1) + 1
+        size = last_slot + 1
         return cls(tuple(slots.get(s, -1) for s in range(size)))
 
 

@@ -24,8 +24,9 @@ from .plan import needs_runtime, plan_compile
 from .toolchain import predefined_macros, select_backend
 
 
-def label_builder(opts: FfccOptions):
-    """A LabelBuilder for the labels the options ask for, or None."""
+def label_builder(opts: FfccOptions, backend=None):
+    """A LabelBuilder for the labels the options ask for (pruned with ``backend`` when
+    --prune is given), or None."""
     if not opts.wants_labels:
         return None
     from ffcc.rewriters import LabelOptions
@@ -36,7 +37,27 @@ def label_builder(opts: FfccOptions):
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
     label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_max, wm_ops=opts.wm_ops,
                                  only_funcs=selection.functions, in_macros=opts.in_macros)
-    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose)
+    pruner = None
+    if opts.prune and backend is not None:
+        from .prune import Pruner
+        pruner = Pruner(opts.prune, backend.path, verbose=opts.verbose)
+    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner)
+
+
+def prune_build_dir(opts: FfccOptions, command) -> int | None:
+    """``ffcc --prune build/``: rebuild an existing project build with pruning; None when
+    the command is not that."""
+    if not (opts.prune and not command.sources and len(command.linker_inputs) == 1):
+        return None
+    from .prune_rebuild import build_record, rebuild_argv
+    record = build_record(command.linker_inputs[0])
+    if record is None:
+        return None
+    cwd, argv = rebuild_argv(command.linker_inputs[0], record, opts.prune)
+    if opts.verbose:
+        argv.insert(0, "--ffcc-verbose")
+    os.chdir(cwd)
+    return run(argv)
 
 
 def estimate(paths: list[str]) -> int:
@@ -61,13 +82,21 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(HELP)
         return 0
     command = parse_command(opts.compiler_args)
+    rebuilt = prune_build_dir(opts, command)
+    if rebuilt is not None:
+        return rebuilt
+    if opts.prune and not opts.wants_labels:
+        raise FfccError("ffcc: error: --prune needs labels (--mcc, --wm) or a build "
+                        "directory (ffcc --prune build/)", 2)
     if opts.estimate:
         return estimate([s.path for s in command.c_sources])
     backend = select_backend(opts.cc)
-    builder = label_builder(opts) if command.mode is not Mode.PREPROCESS else None
+    builder = label_builder(opts, backend) if command.mode is not Mode.PREPROCESS else None
     from .project import build_project, is_project_form
     if is_project_form(command):
-        program = build_project(command, backend, builder, opts.name, opts.verbose)
+        from .prune_rebuild import label_words
+        program = build_project(command, backend, builder, opts.name, opts.verbose,
+                                label_words(opts))
         print(f"ffcc: built {program} ({backend.kind} backend)", file=sys.stderr)
         return 0
     rt = None
@@ -85,6 +114,8 @@ def run(argv: list[str]) -> int:
         status = compile_with_labels(backend_argv, command, builder, opts.verbose)
     finally:
         builder.cleanup()
+    if builder.pruner is not None and builder.pruner.report.units:
+        builder.pruner.report.print()
     if status == 0 and command.builds_executable:
         from .label_db import write_label_db
         write_label_db(command.output or "a.out")

@@ -6,7 +6,8 @@ offset of its byte in ``__ffcc_labels``; this module pairs records with
 headers by unit id (the linker may order the two sections differently under
 LTO or section sorting) and writes ``<program>.labels.jsonl``: one JSON line
 per label with id, slot, criterion, operator, file, line, column, function,
-original and predicate.  The label region of the map is the last
+original and predicate, and "pruned" with the reason when ``--prune`` removed
+the label's body (prune.py).  The label region of the map is the last
 ALIGN64(max slot + 1) bytes (runtime/ffcc_protocol.h).
 """
 
@@ -21,7 +22,8 @@ from .labels import HEADER_SIZE, MAGIC
 
 SLOT_SECTION = "__ffcc_labels"
 DB_SECTION = ".ffcc_labeldb"
-FIELDS = ("criterion", "operator", "file", "line", "column", "function", "original", "predicate")
+FIELDS = ("criterion", "operator", "file", "line", "column", "function", "original", "predicate",
+          "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning removed
 
 
 def db_path(program: str) -> str:

@@ -80,6 +80,17 @@ def _asm_string(line: str) -> str:
     return line.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _label_macros(records: list[dict]) -> str:
+    """``__FFCC_LABEL(i)``: a hit of slot i; a pruned label's body is nothing, so its ``if``
+    is dead code (per-label macros, so this holds at -O0 too; prune.py)."""
+    if not any(r.get("pruned") for r in records):
+        return "#define __FFCC_LABEL(i) __FFCC_HIT(i)\n"
+    lines = ["#define __FFCC_LABEL(i) __FFCC_LABEL_##i"]
+    lines += [f"#define __FFCC_LABEL_{r['index']} "
+              + ("((void)0)" if r.get("pruned") else f"__FFCC_HIT({r['index']})") for r in records]
+    return "\n".join(lines) + "\n"
+
+
 def preamble(uid: int, source: str, records: list[dict]) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged)."""
@@ -98,11 +109,12 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
         "__start___ffcc_labels;\n"
         f"static unsigned char __ffcc_unit_slots[{HEADER_SIZE + count}] "
         '__attribute__((used, aligned(1), section("__ffcc_labels"))) = {' + initialiser + "};\n"
-        "#define __FFCC_LABEL(i) do { __asm__ volatile(\"\" ::: \"memory\"); "
+        "#define __FFCC_HIT(i) do { __asm__ volatile(\"\" ::: \"memory\"); "
         "unsigned char *__ffcc_slot = __ffcc_label_area + "
         f"((__SIZE_TYPE__)&__ffcc_unit_slots[{HEADER_SIZE} + (i)] - "
         "(__SIZE_TYPE__)__start___ffcc_labels); "
         "*__ffcc_slot = (unsigned char)(*__ffcc_slot + 1 + (*__ffcc_slot == 255)); } while (0)\n"
+        + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")
 
@@ -125,8 +137,9 @@ class LabelBuilder:
     """Annotates the selected C sources of one command into a private directory."""
 
     def __init__(self, label_options, selection: Selection, macros: list[str],
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, pruner=None) -> None:
         self.label_options = label_options
+        self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.selection = selection
         self.macros = macros
         self.verbose = verbose
@@ -152,6 +165,8 @@ class LabelBuilder:
             return None
         uid = unit_id(source.path, result.text)
         records = [{k: v for k, v in asdict(label).items() if k != "file"} for label in result.labels]
+        if self.pruner is not None:
+            self.pruner.mark(source.path, result.text, records, [*self.macros, *flags])
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:

@@ -3,7 +3,7 @@
 Each source is compiled to build/obj/, in parallel, then linked into
 build/<name>, whose label database is build/<name>.labels.jsonl;
 build/ffcc-build.json records how, for the steps that come later (pruning,
-fuzzing).
+fuzzing); a pruned build also writes build/ffcc-prune.json (prune_report.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -70,9 +71,11 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def build_project(command: CompilerCommand, backend: Backend, builder, name: str | None,
-                  verbose: bool = False) -> Path:
+                  verbose: bool = False, label_words: list[str] | None = None) -> Path:
     """Compile (with labels when ``builder`` is a LabelBuilder) and link; returns the
-    program's path.  Raises FfccError on failure."""
+    program's path.  ``label_words`` (the ffcc options that chose the labels) are recorded
+    so that ``ffcc --prune build/`` can rebuild the same labels.  Raises FfccError on failure."""
+    started = time.monotonic()
     out_dir = Path(command.output)
     obj_dir = out_dir / "obj"
     try:
@@ -110,6 +113,12 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         from .label_db import write_label_db
         labels = write_label_db(str(program))
         _report_labels(builder, labels)
+    if builder is not None and builder.pruner is not None:
+        builder.pruner.report.print()
+        builder.pruner.report.write(out_dir, time.monotonic() - started)
+    else:
+        from .prune_report import REPORT_NAME
+        (out_dir / REPORT_NAME).unlink(missing_ok=True)  # it would describe another build
     _write_json(out_dir / "ffcc-build.json", {
         "program": program.name,
         "backend": {"path": backend.path, "kind": backend.kind},
@@ -117,6 +126,10 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         "objects": [str(o) for o in objects],
         "compile_options": compile_options,
         "labels": labels,
+        "command": command.args,
+        "cwd": os.getcwd(),
+        "label_options": label_words or [],
+        "pruned": builder.pruner.method if builder is not None and builder.pruner else None,
     })
     return program
 

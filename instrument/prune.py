@@ -1,0 +1,93 @@
+"""Pruning infeasible and trivial labels before a campaign (``ffcc --prune[=fast|gccdiff]``).
+
+The LabelBuilder (labels.py) hands every annotated unit to ``Pruner.mark`` before writing
+it; the pruner decides labels on analysis variants of the annotated text (prune_variants),
+with the fast method (prune_fast: one compile per unit) or the paper's gccdiff
+(prune_gccdiff: two compiles per label), and marks the unit's records with
+``"pruned": "infeasible" | "trivial"``.  The unit's preamble then defines those labels'
+bodies away, so the built program has no code for them, and the label database (read back
+from the program) says which labels were dropped and why; the fuzzer skips them.
+
+A unit whose analysis fails (a compile error, labels not in the expected shape) keeps all
+its labels: pruning only ever removes what it has decided.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .errors import FfccError
+from .prune_compile import AnalysisCompiler
+from .prune_fast import fast_verdicts
+from .prune_gccdiff import gccdiff_verdicts
+from .prune_report import PruneReport, UnitPruning
+from .prune_variants import check_label_uses, neutralise_laundering
+
+FAST, GCCDIFF = "fast", "gccdiff"
+
+
+def default_jobs() -> int:
+    """Analysis compiles at once: FFCC_PRUNE_JOBS, else one per core."""
+    value = os.environ.get("FFCC_PRUNE_JOBS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
+
+
+def analyse(method: str, text: str, count: int, compiler: AnalysisCompiler, jobs: int = 1,
+            indices: list[int] | None = None, keep_laundering: bool = False) -> dict[int, str]:
+    """Label index -> verdict for one annotated unit (``indices``: gccdiff only these).
+
+    Raises FfccError when the unit cannot be analysed.
+    """
+    check_label_uses(text, count)
+    if not keep_laundering:
+        text, _ = neutralise_laundering(text)
+    if method == FAST:
+        return fast_verdicts(text, count, compiler)
+    return gccdiff_verdicts(text, range(count) if indices is None else indices, compiler, jobs)
+
+
+@dataclass
+class Pruner:
+    """Decides the labels of each unit a build annotates, and keeps the report."""
+
+    method: str
+    compiler: str
+    jobs: int = field(default_factory=default_jobs)
+    keep_laundering: bool = False
+    verbose: bool = False
+    report: PruneReport = field(init=False)
+    _slots: threading.Semaphore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.method not in (FAST, GCCDIFF):
+            raise ValueError(f"unknown pruning method {self.method!r}")
+        self.report = PruneReport(self.method)
+        self._slots = threading.Semaphore(self.jobs)
+
+    def mark(self, source: str, text: str, records: list[dict], flags: list[str]) -> None:
+        """Set ``record["pruned"]`` on the records of the labels the analysis removes."""
+        start = time.monotonic()
+        compiler = AnalysisCompiler(self.compiler, flags, source, self._slots)
+        error = None
+        try:
+            verdicts = analyse(self.method, text, len(records), compiler, self.jobs,
+                               keep_laundering=self.keep_laundering)
+        except FfccError as err:
+            verdicts, error = {}, str(err)
+            print(f"ffcc: warning: {source}: labels not pruned: {err}", file=sys.stderr)
+        for record in records:
+            verdict = verdicts.get(record["index"])
+            if verdict:
+                record["pruned"] = verdict
+        unit = UnitPruning.of(source, records, time.monotonic() - start, compiler.compiles,
+                              laundering_neutralised=0 if self.keep_laundering else
+                              neutralise_laundering(text)[1], error=error)
+        self.report.add(unit)
+        if self.verbose:
+            print(f"ffcc: {source}: pruned {unit.total('infeasible')} infeasible, "
+                  f"{unit.total('trivial')} trivial of {len(records)} labels "
+                  f"({self.method}, {unit.seconds:.2f}s)", file=sys.stderr)

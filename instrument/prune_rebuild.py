@@ -1,0 +1,69 @@
+"""``ffcc --prune[=METHOD] build/``: prune the labels of an existing project build.
+
+A project build records in build/ffcc-build.json its compiler command, working directory
+and the ffcc options that chose its labels.  Pruning it is rebuilding it the same way with
+``--prune``: annotation is deterministic, so the labels (ids, slots, records) are the ones
+the unpruned build had, and the rebuilt program replaces it in place, with pruned labels
+marked in its database and build/ffcc-prune.json saying what went and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .errors import FfccError
+from .options import FfccOptions
+
+
+def label_words(opts: FfccOptions) -> list[str]:
+    """The ffcc options that decide which labels a build gets, as command-line words."""
+    words = ["--mcc"] if opts.mcc else []
+    if opts.mcc_max is not None:
+        words.append(f"--mcc-max={opts.mcc_max}")
+    if opts.wm_ops:
+        words.append("--wm=" + ",".join(sorted(opts.wm_ops)))
+    words += [f"--only={p}" for p in opts.only_files]
+    words += [f"--only-func={f}" for f in opts.only_funcs]
+    if opts.allowlist:
+        words.append(f"--allowlist={os.path.abspath(opts.allowlist)}")
+    if opts.in_macros:
+        words.append("--in-macros")
+    return words
+
+
+def build_record(path: str) -> dict | None:
+    """The ffcc-build.json of the directory ``path``, or None when it is no build directory."""
+    record = Path(path) / "ffcc-build.json"
+    if not Path(path).is_dir() or not record.is_file():
+        return None
+    return json.loads(record.read_text())
+
+
+def rebuild_argv(build_dir: str, record: dict, method: str) -> tuple[str, list[str]]:
+    """(working directory, ffcc argv) that rebuild ``build_dir`` with pruning."""
+    if not record.get("command") or not record.get("label_options"):
+        raise FfccError(f"ffcc: error: {build_dir} has no labels to prune (build it with "
+                        "--mcc or --wm, in project form: ffcc --mcc --wm -o build/ src/*.c)", 2)
+    backend = record.get("backend", {}).get("path")
+    words = [*record["label_options"], f"--prune={method}", f"--name={record['program']}"]
+    if backend:
+        words.append(f"--cc={backend}")
+    return record["cwd"], [*words, *_output_to(record["command"], build_dir)]
+
+
+def _output_to(args: list[str], build_dir: str) -> list[str]:
+    """The recorded command building into ``build_dir`` (which may be a copy of the
+    directory it was recorded in)."""
+    target = os.path.abspath(build_dir).rstrip("/") + "/"
+    out, after_o = [], False
+    for arg in args:
+        if after_o:
+            out.append(target)
+        elif arg.startswith("-o") and arg != "-o":
+            out.append("-o" + target)
+        else:
+            out.append(arg)
+        after_o = arg == "-o"
+    return out

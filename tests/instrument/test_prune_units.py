@@ -1,0 +1,104 @@
+"""Pruning's pieces without a full build: analysis variants, verdicts on small C units,
+the pruned preamble, the fuzzer skipping pruned labels, the report."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from ffcc.fuzzer.labels import LabelMap
+from ffcc.instrument.labels import preamble
+from ffcc.instrument.prune import FAST, GCCDIFF, analyse
+from ffcc.instrument.prune_compile import AnalysisCompiler, analysis_flags
+from ffcc.instrument.prune_report import PruneReport, UnitPruning
+from ffcc.instrument.prune_variants import (LabelShapeError, check_label_uses,
+                                            neutralise_laundering)
+from ffcc.rewriters.opaque import copies, launder
+
+COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
+
+# Label 0 infeasible (x*0 is never 1), 1 trivial, 2 kept, 3 dead (static, never called),
+# 4 decided only once the laundering of the copy of a constant is neutralised.
+UNIT = """
+static int unused(int v) { if (v > 1) __FFCC_LABEL(3); return v; }
+int f(int x) {
+  if (x * 0 == 1) __FFCC_LABEL(0);
+  if ((unsigned)x * 0u == 0u) __FFCC_LABEL(1);
+  if (x > 3) __FFCC_LABEL(2);
+  int k = ({ COPY if (__ffcc_k != 7) __FFCC_LABEL(4); 7; });
+  return x + k;
+}
+""".replace("COPY", copies([("__ffcc_k", "7")]))
+EXPECTED = {0: "infeasible", 1: "trivial", 3: "infeasible", 4: "infeasible"}
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+@pytest.mark.parametrize("method", [FAST, GCCDIFF])
+def test_methods_decide_a_small_unit(cc, method):
+    compiler = AnalysisCompiler(shutil.which(cc), [], "unit.c")
+    assert analyse(method, UNIT, 5, compiler, jobs=2) == EXPECTED
+    opaque = analyse(method, UNIT, 5, AnalysisCompiler(shutil.which(cc), [], "unit.c"),
+                     jobs=2, keep_laundering=True)
+    assert opaque == {k: v for k, v in EXPECTED.items() if k != 4}, \
+        "laundered values hide the constant from the optimiser"
+    assert compiler.compiles == (1 if method == FAST else 1 + 5 + 2)
+
+
+def test_neutralising_matches_what_the_rewriters_emit():
+    names = [f"__ffcc_{i}_ox0" for i in range(40)]  # more than one asm statement's operands
+    text = f"int a; {launder(names)} {copies([('__ffcc_c', 'a + 1')])} done"
+    neutral, count = neutralise_laundering(text)
+    assert count == 4 and "__asm__" not in neutral
+    assert neutralise_laundering('__asm__ volatile("" : "+m"(x));')[1] == 0, \
+        "the program's own asm is left alone"
+
+
+def test_label_uses_must_be_whole_statements():
+    check_label_uses("if (a) __FFCC_LABEL(0); if (b) __FFCC_LABEL(1);", 2)
+    for bad in ("if (a) __FFCC_LABEL(0);", "x = __FFCC_LABEL(0), 1; if (b) __FFCC_LABEL(1);",
+                "if (a) __FFCC_LABEL(0); if (b) __FFCC_LABEL(0);"):
+        with pytest.raises(LabelShapeError):
+            check_label_uses(bad, 2)
+
+
+def test_a_unit_in_another_shape_is_not_pruned():
+    compiler = AnalysisCompiler(shutil.which(COMPILERS[0]), [], "unit.c")
+    with pytest.raises(Exception, match="analysis compile"):
+        analyse(FAST, "int f(int x) { if (x) { __FFCC_LABEL(0); } return x; }", 1, compiler)
+
+
+def test_analysis_flags_keep_the_preprocessor_and_replace_optimisation():
+    flags = ["-DX=1", "-Iinc", "-std=c99", "-O0", "-g3", "-Wall", "-Werror", "-fsanitize=address",
+             "-flto", "-Wp,-MD,x.d"]
+    assert analysis_flags(flags) == ["-DX=1", "-Iinc", "-std=c99", "-Wp,-MD,x.d"]
+
+
+def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
+    records = [{"index": 0, "operator": "mcc"}, {"index": 1, "operator": "wm.ror.lt_le",
+                                                  "pruned": "infeasible"}]
+    text = preamble(7, "u.c", records)
+    assert "#define __FFCC_LABEL_1 ((void)0)" in text
+    assert "#define __FFCC_LABEL_0 __FFCC_HIT(0)" in text
+    assert "#define __FFCC_LABEL(i) __FFCC_HIT(i)" in preamble(7, "u.c", records[:1])
+    db = tmp_path / "prog.labels.jsonl"
+    db.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": 0, "slot": 12}, {"id": 1, "slot": 13}, {"id": 2, "slot": 90, "pruned": "trivial"}]))
+    labels = LabelMap.load(tmp_path / "prog")
+    assert labels.count == 2, "pruned labels are not goals"
+    assert len(labels.label_ids) == 91, "but their slots still size the label region"
+
+
+def test_report_counts_per_operator_group(tmp_path):
+    records = [{"index": 0, "operator": "mcc"}, {"index": 1, "operator": "wm.ror.lt_le",
+                                                  "pruned": "infeasible"},
+               {"index": 2, "operator": "wm.ror.lt_gt", "pruned": "trivial"}]
+    report = PruneReport(FAST)
+    report.add(UnitPruning.of("u.c", records, 0.5, 1))
+    data = json.loads(report.write(tmp_path, 2.0).read_text())
+    assert data["totals"] == {"mcc": {"before": 1, "infeasible": 0, "trivial": 0, "after": 1},
+                              "wm.ror": {"before": 2, "infeasible": 1, "trivial": 1, "after": 0}}
+    assert data["files"][0]["seconds"] == 0.5 and data["build_seconds"] == 2.0
+    assert any(re.search(r"TOTAL\s+wm.ror\s+2\s+1\s+1\s+0", line) for line in report.lines())
