@@ -178,7 +178,8 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --only-func=NAME   put labels only in function NAME (repeatable)
   --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)
   --in-macros        also instrument code spelled inside macro bodies
-  --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff)
+  --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff);
+                     `ffcc --prune build/` prunes an existing project build
   --estimate         estimate label counts per file, build nothing
   --ffcc-verbose     print the commands ffcc runs
   --help             this text
