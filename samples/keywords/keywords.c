@@ -1,24 +1,34 @@
 /* keywords: a nested keyword parser in the spirit of FairFuzz's Figure 1
  * (libxml2's attribute-list declaration).  Every keyword is compared byte by
- * byte, so each matched byte is a new branch; reaching an attribute type means
- * first producing "<!ATTLIST", which plain AFL rarely does. */
+ * byte with unrolled CMPn tests, so each matched byte is a new branch; reaching
+ * an attribute type means first producing "<!ATTLIST", which plain AFL rarely
+ * does. */
 #include <stdio.h>
 #include <string.h>
 
 #define MAX_INPUT 4096
 
+/* Byte-by-byte keyword tests, unrolled like libxml2's CMPn macros: every byte
+ * of every keyword is a branch of its own, so each matched byte is progress a
+ * coverage-guided fuzzer can see. */
+#define CMP2(p, a, b) ((p)[0] == (a) && (p)[1] == (b))
+#define CMP3(p, a, b, c) (CMP2(p, a, b) && (p)[2] == (c))
+#define CMP4(p, a, b, c, d) (CMP3(p, a, b, c) && (p)[3] == (d))
+#define CMP5(p, a, b, c, d, e) (CMP4(p, a, b, c, d) && (p)[4] == (e))
+#define CMP6(p, a, b, c, d, e, f) (CMP5(p, a, b, c, d, e) && (p)[5] == (f))
+#define CMP7(p, a, b, c, d, e, f, g) (CMP6(p, a, b, c, d, e, f) && (p)[6] == (g))
+#define CMP8(p, a, b, c, d, e, f, g, h) (CMP7(p, a, b, c, d, e, f, g) && (p)[7] == (h))
+#define CMP9(p, a, b, c, d, e, f, g, h, i) (CMP8(p, a, b, c, d, e, f, g, h) && (p)[8] == (i))
+/* At least n bytes left (the input buffer is zero-padded, this keeps reads in it). */
+#define LEFT(n) (end - cursor >= (n))
+
 static const char *cursor;
 static const char *end;
 
-/* True, and advance, if the input continues with `word` (byte by byte). */
-static int accept(const char *word) {
-  const char *p = cursor;
-  for (; *word; word++, p++) {
-    if (p >= end) return 0;
-    if (*p != *word) return 0;
-  }
-  cursor = p;
-  return 1;
+/* Consume n bytes and name what was recognised. */
+static const char *take(int n, const char *name) {
+  cursor += n;
+  return name;
 }
 
 static void skip_blanks(void) {
@@ -26,21 +36,22 @@ static void skip_blanks(void) {
 }
 
 static const char *attribute_type(void) {
-  if (accept("CDATA")) return "CDATA";
-  if (accept("IDREFS")) return "IDREFS";
-  if (accept("IDREF")) return "IDREF";
-  if (accept("ID")) return "ID";
-  if (accept("ENTITY")) return "ENTITY";
-  if (accept("ENTITIES")) return "ENTITIES";
-  if (accept("NMTOKENS")) return "NMTOKENS";
-  if (accept("NMTOKEN")) return "NMTOKEN";
+  if (LEFT(5) && CMP5(cursor, 'C', 'D', 'A', 'T', 'A')) return take(5, "CDATA");
+  if (LEFT(6) && CMP6(cursor, 'I', 'D', 'R', 'E', 'F', 'S')) return take(6, "IDREFS");
+  if (LEFT(5) && CMP5(cursor, 'I', 'D', 'R', 'E', 'F')) return take(5, "IDREF");
+  if (LEFT(2) && CMP2(cursor, 'I', 'D')) return take(2, "ID");
+  if (LEFT(6) && CMP6(cursor, 'E', 'N', 'T', 'I', 'T', 'Y')) return take(6, "ENTITY");
+  if (LEFT(8) && CMP8(cursor, 'E', 'N', 'T', 'I', 'T', 'I', 'E', 'S')) return take(8, "ENTITIES");
+  if (LEFT(8) && CMP8(cursor, 'N', 'M', 'T', 'O', 'K', 'E', 'N', 'S')) return take(8, "NMTOKENS");
+  if (LEFT(7) && CMP7(cursor, 'N', 'M', 'T', 'O', 'K', 'E', 'N')) return take(7, "NMTOKEN");
   return NULL;
 }
 
 static const char *default_declaration(void) {
-  if (accept("#REQUIRED")) return "REQUIRED";
-  if (accept("#IMPLIED")) return "IMPLIED";
-  if (accept("#FIXED")) {
+  if (LEFT(9) && CMP9(cursor, '#', 'R', 'E', 'Q', 'U', 'I', 'R', 'E', 'D')) return take(9, "REQUIRED");
+  if (LEFT(8) && CMP8(cursor, '#', 'I', 'M', 'P', 'L', 'I', 'E', 'D')) return take(8, "IMPLIED");
+  if (LEFT(6) && CMP6(cursor, '#', 'F', 'I', 'X', 'E', 'D')) {
+    cursor += 6;
     if (cursor < end && *cursor != ' ') return "FIXED without a blank";
     return "FIXED";
   }
@@ -74,10 +85,12 @@ int main(int argc, char **argv) {
   end = input + len;
   int declarations = 0;
   while (cursor < end) {
-    if (accept("<!ATTLIST")) {
+    if (LEFT(9) && CMP9(cursor, '<', '!', 'A', 'T', 'T', 'L', 'I', 'S', 'T')) {
+      cursor += 9;
       declarations++;
       printf("ATTLIST with %d attributes\n", parse_attlist());
-    } else if (accept("<!DOCTYPE")) {
+    } else if (LEFT(9) && CMP9(cursor, '<', '!', 'D', 'O', 'C', 'T', 'Y', 'P', 'E')) {
+      cursor += 9;
       puts("DOCTYPE");
     } else {
       cursor++;
