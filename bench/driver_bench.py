@@ -6,6 +6,9 @@ Prints, from one run:
       measures process start-up (Python's, and clang's against gcc's)
   (b) afl-fuzz execs/s on the ffcc binary / on the same program
       built with afl-clang-fast                                  (target >= 0.9)
+  (c) the same comparison on a fixed workload: afl-showmap runs both binaries
+      through their forkservers on the same 3,000 inputs (campaigns in (b)
+      diverge, so their corpora and input lengths differ; this does not)
 Both sides run alternately in the same run on the same machine, so the figures
 are ratios, never absolute times.
 
@@ -15,10 +18,12 @@ are ratios, never absolute times.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,20 +92,57 @@ def speed_ratio(target: str, seconds: int, rounds: int) -> float:
     return statistics.median(ratios)
 
 
+def fixed_workload_ratio(target: str, rounds: int, copies: int = 1000) -> float:
+    """Median of (afl-clang-fast time / ffcc time) over the same inputs, i.e. speed ratio."""
+    sources = sorted(str(p) for p in (REPO / "samples" / target).glob("*.c"))
+    seeds = sorted((REPO / "samples" / target / "seeds").iterdir())
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        inputs = work / "inputs"
+        inputs.mkdir()
+        for n in range(copies):
+            for seed in seeds:
+                (inputs / f"{n}-{seed.name}").write_bytes(seed.read_bytes())
+        subprocess.run([ffcc_executable(), "-O2", "-o", f"{work}/ffcc/", *sources], check=True,
+                       capture_output=True)
+        subprocess.run(["afl-clang-fast", "-O2", *sources, "-o", str(work / "afl")], check=True,
+                       capture_output=True, env={**AFL_ENV, "AFL_QUIET": "1"})
+        for r in range(rounds):
+            seconds = {}
+            for name, binary in (("ffcc", work / "ffcc" / target), ("afl", work / "afl")):
+                shutil.rmtree(work / "maps", ignore_errors=True)
+                start = time.monotonic()
+                subprocess.run(["afl-showmap", "-q", "-i", str(inputs), "-o", str(work / "maps"),
+                                "--", str(binary), "@@"], env={**AFL_ENV, "AFL_QUIET": "1"},
+                               capture_output=True)
+                seconds[name] = time.monotonic() - start
+            print(f"  {target} round {r + 1}: ffcc {seconds['ffcc']:.2f}s, afl-clang-fast "
+                  f"{seconds['afl']:.2f}s for {copies * len(seeds)} runs, "
+                  f"ratio {seconds['afl'] / seconds['ffcc']:.2f}")
+            ratios.append(seconds["afl"] / seconds["ffcc"])
+    return statistics.median(ratios)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fuzz-seconds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--skip-campaigns", action="store_true", help="skip (b)")
     args = parser.parse_args()
     if not args.skip_build:
         print("(a) jq build time, CC=ffcc / CC=gcc")
         make_ratio, configure_ratio = build_ratios(args.rounds)
         print(f"    make: median ratio {make_ratio:.2f} (target <= 1.3)")
         print(f"    configure: median ratio {configure_ratio:.2f} (process start-up bound)")
-    print("(b) afl-fuzz execs/s, ffcc binary / afl-clang-fast binary (target >= 0.9)")
-    for target in FUZZ_TARGETS:
+    if not args.skip_campaigns:
+        print("(b) afl-fuzz execs/s, ffcc binary / afl-clang-fast binary (target >= 0.9)")
+    for target in FUZZ_TARGETS if not args.skip_campaigns else ():
         print(f"    {target}: median ratio {speed_ratio(target, args.fuzz_seconds, args.rounds):.2f}")
+    print("(c) executions per second on a fixed workload, ffcc / afl-clang-fast (target >= 0.9)")
+    for target in FUZZ_TARGETS:
+        print(f"    {target}: median ratio {fixed_workload_ratio(target, args.rounds):.2f}")
 
 
 if __name__ == "__main__":
