@@ -5,10 +5,11 @@ Prints, from one run:
       and the same for configure, which runs ~300 tiny compiles and so mostly
       measures process start-up (Python's, and clang's against gcc's)
   (b) afl-fuzz execs/s on the ffcc binary / on the same program
-      built with afl-clang-fast                                  (target >= 0.9)
+      built with afl-clang-fast, both campaigns havoc-only from one warmed-up
+      corpus with the same RNG seed                              (target >= 0.9)
   (c) the same comparison on a fixed workload: afl-showmap runs both binaries
-      through their forkservers on the same 3,000 inputs (campaigns in (b)
-      diverge, so their corpora and input lengths differ; this does not)
+      through their forkservers on the same 3,000 inputs (campaigns still find
+      different things; this workload does not change)
 Both sides run alternately in the same run on the same machine, so the figures
 are ratios, never absolute times.
 
@@ -63,38 +64,51 @@ def build_ratios(rounds: int) -> tuple[float, float]:
     return statistics.median(make_ratios), statistics.median(configure_ratios)
 
 
-def execs_per_sec(binary: Path, seeds: Path, seconds: int, out: Path) -> float:
-    subprocess.run(["afl-fuzz", "-V", str(seconds), "-i", str(seeds), "-o", str(out), "--",
+def build_pair(target: str, work: Path) -> tuple[Path, Path]:
+    """The sample built by ffcc and by afl-clang-fast, both -O2."""
+    sources = sorted(str(p) for p in (REPO / "samples" / target).glob("*.c"))
+    subprocess.run([ffcc_executable(), "-O2", "-o", f"{work}/ffcc/", *sources], check=True,
+                   capture_output=True)
+    (work / "afl").mkdir()
+    subprocess.run(["afl-clang-fast", "-O2", *sources, "-o", str(work / "afl" / target)],
+                   check=True, capture_output=True, env={**AFL_ENV, "AFL_QUIET": "1"})
+    return work / "ffcc" / target, work / "afl" / target
+
+
+def afl_fuzz(binary: Path, seeds: Path, seconds: int, out: Path, *flags: str) -> dict[str, str]:
+    subprocess.run(["afl-fuzz", "-V", str(seconds), *flags, "-i", str(seeds), "-o", str(out), "--",
                     str(binary), "@@"], env=AFL_ENV, capture_output=True, check=True)
-    stats = (out / "default" / "fuzzer_stats").read_text()
-    execs = int(next(l for l in stats.splitlines() if l.startswith("execs_done")).split(":")[1])
-    run_time = int(next(l for l in stats.splitlines() if l.startswith("run_time")).split(":")[1])
-    return execs / max(run_time, 1)
+    lines = (out / "default" / "fuzzer_stats").read_text().splitlines()
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
 
 
 def speed_ratio(target: str, seconds: int, rounds: int) -> float:
-    sources = sorted(str(p) for p in (REPO / "samples" / target).glob("*.c"))
-    seeds = REPO / "samples" / target / "seeds"
+    """afl-fuzz execs/s on each binary, from the same warmed-up corpus with the same RNG seed,
+    havoc only, so that both campaigns do nearly the same work (fresh campaigns diverge)."""
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        subprocess.run([ffcc_executable(), "-O2", "-o", f"{work}/ffcc/", *sources], check=True,
-                       capture_output=True)
-        (work / "afl").mkdir()
-        subprocess.run(["afl-clang-fast", "-O2", *sources, "-o", str(work / "afl" / target)],
-                       check=True, capture_output=True, env={**AFL_ENV, "AFL_QUIET": "1"})
+        ours_bin, theirs_bin = build_pair(target, work)
+        afl_fuzz(theirs_bin, REPO / "samples" / target / "seeds", seconds, work / "warmup")
+        corpus = work / "corpus"
+        corpus.mkdir()
+        for entry in (work / "warmup" / "default" / "queue").iterdir():
+            if entry.is_file():
+                shutil.copy(entry, corpus / entry.name.replace(":", "_"))
+        binaries = [("ffcc", ours_bin), ("afl", theirs_bin)]
         for r in range(rounds):
-            ours = execs_per_sec(work / "ffcc" / target, seeds, seconds, work / f"o{r}")
-            theirs = execs_per_sec(work / "afl" / target, seeds, seconds, work / f"a{r}")
-            print(f"  {target} round {r + 1}: ffcc {ours:.0f}/s, afl-clang-fast {theirs:.0f}/s, "
-                  f"ratio {ours / theirs:.2f}")
-            ratios.append(ours / theirs)
+            speed = {}
+            for name, binary in binaries[::1 if r % 2 == 0 else -1]:  # alternate who goes first
+                stats = afl_fuzz(binary, corpus, seconds, work / f"{name}{r}", "-d", "-s", "1")
+                speed[name] = int(stats["execs_done"]) / max(int(stats["run_time"]), 1)
+            print(f"  {target} round {r + 1}: ffcc {speed['ffcc']:.0f}/s, afl-clang-fast "
+                  f"{speed['afl']:.0f}/s, ratio {speed['ffcc'] / speed['afl']:.2f}")
+            ratios.append(speed["ffcc"] / speed["afl"])
     return statistics.median(ratios)
 
 
 def fixed_workload_ratio(target: str, rounds: int, copies: int = 1000) -> float:
     """Median of (afl-clang-fast time / ffcc time) over the same inputs, i.e. speed ratio."""
-    sources = sorted(str(p) for p in (REPO / "samples" / target).glob("*.c"))
     seeds = sorted((REPO / "samples" / target / "seeds").iterdir())
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,13 +118,10 @@ def fixed_workload_ratio(target: str, rounds: int, copies: int = 1000) -> float:
         for n in range(copies):
             for seed in seeds:
                 (inputs / f"{n}-{seed.name}").write_bytes(seed.read_bytes())
-        subprocess.run([ffcc_executable(), "-O2", "-o", f"{work}/ffcc/", *sources], check=True,
-                       capture_output=True)
-        subprocess.run(["afl-clang-fast", "-O2", *sources, "-o", str(work / "afl")], check=True,
-                       capture_output=True, env={**AFL_ENV, "AFL_QUIET": "1"})
+        binaries = list(zip(("ffcc", "afl"), build_pair(target, work)))
         for r in range(rounds):
             seconds = {}
-            for name, binary in (("ffcc", work / "ffcc" / target), ("afl", work / "afl")):
+            for name, binary in binaries[::1 if r % 2 == 0 else -1]:  # alternate who goes first
                 shutil.rmtree(work / "maps", ignore_errors=True)
                 start = time.monotonic()
                 subprocess.run(["afl-showmap", "-q", "-i", str(inputs), "-o", str(work / "maps"),
