@@ -70,11 +70,9 @@ def test_hang_killed_by_fuzzer_is_reported(tmp_path):
     try:
         status = server.run(kill_after=0.3).status
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-        seed = REPO / "samples/bugs/seeds/arith.txt"
         assert server.proc.poll() is None  # the server survives its child
     finally:
         server.close()
-    del seed
 
 
 PERSISTENT_HARNESS = r"""
