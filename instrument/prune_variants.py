@@ -34,8 +34,8 @@ from .errors import FfccError
 INFEASIBLE = "infeasible"
 TRIVIAL = "trivial"
 
-# rewriters/opaque.launder: __asm__ volatile("" : "+m"(__ffcc_x), "+m"(__ffcc_y));
-_LAUNDER_OPERAND = r'"\+m"\(__ffcc_\w+\)'
+# rewriters/opaque.launder: __asm__ volatile("" : "+r"(__ffcc_x)); or with "+m" operands
+_LAUNDER_OPERAND = r'"\+[rm]"\(__ffcc_\w+\)'
 LAUNDER = re.compile(rf'__asm__ volatile\(""\s*:\s*{_LAUNDER_OPERAND}(?:\s*,\s*{_LAUNDER_OPERAND})*\s*\);')
 LABEL_USE = re.compile(r"\b__FFCC_LABEL\((\d+)\)(;?)")
 MARKER = re.compile(r"ffcc:([TF]):(\d+)(?!\d)")  # clang prints the comment as "#ffcc:T:3"

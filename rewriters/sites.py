@@ -15,6 +15,7 @@ from string import Template
 from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
 from .logic import Decision, build_decision
+from .opaque import in_register
 from .ops import ARITHMETIC, LOGICAL, RELATIONAL, binary_op, unary_op
 from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children
@@ -45,6 +46,7 @@ class Binop:
     bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
     rhs_literal: int | None  # value of an integer-literal right operand
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
+    in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
 
     @property
     def text(self) -> str:
@@ -162,12 +164,14 @@ class _Walker:
         lhs_text, rhs_text = unit.flat_text(lhs), unit.flat_text(rhs)
         if unit.operator_between(lhs, rhs) is None or lhs_text is None or rhs_text is None:
             return None
-        if not all(_scalar(canonical_kind(side)) for side in (lhs, rhs)):
+        kinds = canonical_kind(lhs), canonical_kind(rhs)
+        if not all(_scalar(kind) for kind in kinds):
             return None
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text,
                      is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit),
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit),
-                     (is_constant(lhs), is_constant(rhs)))
+                     (is_constant(lhs), is_constant(rhs)),
+                     (in_register(kinds[0]), in_register(kinds[1])))
 
 
 def _scalar(kind: TypeKind) -> bool:

@@ -9,6 +9,8 @@ really its own text, and ``Unit.opaque`` whether its inside belongs to a macro e
 from __future__ import annotations
 
 import bisect
+import ctypes
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -66,7 +68,7 @@ class ParseError(RuntimeError):
 Rename = dict[int, tuple[int, str]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Token:
     offset: int
     end: int
@@ -90,7 +92,8 @@ class Unit:
         if fatal:
             raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
                                        for d in fatal[:5]))
-        self._spans: dict[Cursor, tuple[int, int]] = {}
+        self._locations: dict[Cursor, tuple[int, int, bool]] = {}
+        self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
         self._macro_starts, self._macro_ends = _outermost(
             (c.extent.start.offset, c.extent.end.offset)
             for c in self.tu.cursor.get_children()
@@ -100,15 +103,23 @@ class Unit:
     # -- positions -------------------------------------------------------------------------
 
     def in_main_file(self, cursor: Cursor) -> bool:
-        loc = cursor.extent.start
-        return loc.file is not None and loc.file.name == self.path
+        return self._located(cursor)[2]
 
     def span(self, cursor: Cursor) -> tuple[int, int]:
-        """The node's byte range; cached, as each libclang location costs several calls."""
-        found = self._spans.get(cursor)
+        start, end, _ = self._located(cursor)
+        return start, end
+
+    def _located(self, cursor: Cursor) -> tuple[int, int, bool]:
+        """(start, end, in the main file) of a node, cached: each libclang location costs
+        several calls, and files compare by handle, not by name."""
+        found = self._locations.get(cursor)
         if found is None:
             extent = cursor.extent
-            found = self._spans[cursor] = (extent.start.offset, extent.end.offset)
+            start = extent.start
+            file = start.file
+            found = self._locations[cursor] = (
+                start.offset, extent.end.offset,
+                file is not None and _handle(file) == self._main_file)
         return found
 
     def text(self, cursor: Cursor) -> str:
@@ -149,14 +160,8 @@ class Unit:
 
     @cached_property
     def tokens(self) -> list[Token]:
-        """Every token of the main file, in order (one libclang call for the whole file)."""
-        found = []
-        for tok in self.tu.get_tokens(extent=self.tu.cursor.extent):
-            ext = tok.extent
-            if ext.start.file is None or ext.start.file.name != self.path:
-                continue
-            found.append(Token(ext.start.offset, ext.end.offset, tok.spelling, tok.kind))
-        return found
+        """Every token of the main file, in order, comments left out (``lex``)."""
+        return lex(self.source)
 
     @cached_property
     def _token_offsets(self) -> list[int]:
@@ -165,7 +170,7 @@ class Unit:
     def tokens_in(self, start: int, end: int) -> list[Token]:
         lo = bisect.bisect_left(self._token_offsets, start)
         hi = bisect.bisect_left(self._token_offsets, end)
-        return [t for t in self.tokens[lo:hi] if t.kind != TokenKind.COMMENT]
+        return self.tokens[lo:hi]
 
     def flat_text(self, cursor: Cursor, rename: Rename | None = None) -> str | None:
         """The node's tokens joined on one line (no comments), safe to copy elsewhere.
@@ -218,6 +223,32 @@ class Unit:
         return line, column
 
 
+_TOKEN = re.compile(rb"""
+    (?P<space> (?: \s | \\\r?\n )+ )
+  | (?P<comment> //(?: [^\n\\] | \\. )* | /\*.*?(?: \*/ | \Z ) )
+  | (?P<literal> (?: u8 | [uUL] )? (?: "(?: [^"\\\n] | \\. )*" | '(?: [^'\\\n] | \\. )*' )
+               | \.?[0-9] (?: [eEpP][+-] | [0-9A-Za-z_.] )* )
+  | (?P<word> [A-Za-z_$\x80-\xff] [A-Za-z0-9_$\x80-\xff]* )
+  | (?P<punct> %:%: | \.\.\. | <<= | >>= | -> | \+\+ | -- | << | >> | <= | >= | == | != | && | \|\|
+             | [*/%+\-&^|]= | \#\# | <: | :> | <% | %> | %: | \S )
+""", re.S | re.X)
+_TOKEN_KINDS = {"literal": TokenKind.LITERAL, "word": TokenKind.IDENTIFIER,
+                "punct": TokenKind.PUNCTUATION}
+
+
+def lex(source: bytes) -> list[Token]:
+    """The C tokens of ``source`` as a raw lexer sees them (no preprocessing), comments and
+    line continuations dropped.  Keywords come out as identifiers.  A regular expression over
+    the bytes is some 20 times faster than asking libclang for each token's location."""
+    found = []
+    for match in _TOKEN.finditer(source):
+        kind = _TOKEN_KINDS.get(match.lastgroup)
+        if kind is not None:
+            found.append(Token(match.start(), match.end(),
+                               match.group().decode(errors="surrogateescape"), kind))
+    return found
+
+
 def join_tokens(spellings: list[str]) -> str:
     """Tokens on one line: a space where two tokens would otherwise fuse (``a b``, ``- -``,
     ``/ *``), around comparisons and logical operators, and after commas."""
@@ -236,6 +267,10 @@ _SPACED = frozenset({"&&", "||", "==", "!=", "<=", ">=", "<", ">", "?", ":", "="
 
 def _wordlike(char: str) -> bool:
     return char.isalnum() or char in "_$'\""
+
+
+def _handle(file: cindex.File) -> int | None:
+    return ctypes.cast(file.obj, ctypes.c_void_p).value
 
 
 def children(cursor: Cursor) -> list[Cursor]:

@@ -1,5 +1,7 @@
 """Edit engine: order at one offset, nesting, conflicts, line structure."""
 
+import random
+
 import pytest
 
 from ffcc.rewriters.edits import EditConflict, EditSet
@@ -78,3 +80,46 @@ def test_rollback_forgets_later_edits():
     edits.insert(3, ">")
     edits.rollback(mark)
     assert edits.apply() == b"<abc"
+
+
+def _conflicts(accepted: list[tuple], new: tuple) -> bool:
+    """The documented conflict rules, checked against every accepted edit (the oracle)."""
+    def wrap_cuts(w, r):
+        return any(r[1] < p < r[1] + r[2] for p in (w[1], w[2]))
+    for old in accepted:
+        if new[0] == old[0] == "replace":
+            if new[1] < old[1] + old[2] and old[1] < new[1] + new[2]:
+                return True
+        elif new[0] == old[0] == "wrap":
+            a, b = (new[1], new[2]), (old[1], old[2])
+            if a[0] < b[0] < a[1] < b[1] or b[0] < a[0] < b[1] < a[1]:
+                return True
+        elif wrap_cuts(*((new, old) if new[0] == "wrap" else (old, new))):
+            return True
+    return False
+
+
+def test_conflict_checks_match_the_rules_on_random_edits():
+    """The indexed checks refuse exactly what the rules refuse, rollbacks included."""
+    rng = random.Random(7)
+    for _ in range(200):
+        edits, accepted = EditSet(b"x" * 40), []
+        for _ in range(30):
+            start = rng.randrange(40)
+            if rng.random() < 0.3:
+                new = ("replace", start, rng.randint(1, min(4, 40 - start)), "r")
+            else:
+                new = ("wrap", start, rng.randint(start, min(40, start + 12)), "(", ")")
+            expected = _conflicts(accepted, new)
+            mark = edits.checkpoint()
+            try:
+                getattr(edits, new[0])(*new[1:])
+            except EditConflict:
+                assert expected, new
+                continue
+            assert not expected, new
+            if rng.random() < 0.1:
+                edits.rollback(mark)
+            else:
+                accepted.append(new)
+        assert len(edits) == len(accepted)

@@ -78,8 +78,20 @@ def test_labels_read_copies_not_the_original_operands(tmp_path):
                                          "  return 3000 / t + (a && 7 % n > 1);\n}\n",
                                LabelOptions(mcc=True, wm_ops=frozenset({"AOR"})))
     text = annotation.text
-    assert "(3000) / (t)" not in text and '"+m"(__ffcc_' in text
+    assert "(3000) / (t)" not in text and '"+r"(__ffcc_' in text
     assert "(n) != 0" not in text
     assert "(((__ffcc_v0) != 0 && (__ffcc_v0) != -1) ? !!(7%__ffcc_v0 > 1) : 2)" in text
     assert text.count("3000 / t") == 1  # the original still divides its own operands
     assert text.count("\n") == 3
+
+
+def test_integers_launder_through_registers_other_scalars_through_memory(tmp_path, cc):
+    """``"+r"`` cannot hold a long double in clang; such values keep ``"+m"``."""
+    source = ("int probe(long double a, double b, int n) {\n"
+              "  return (a < 2.5L) + (b * 3.0 > 1.0) + (n - 2 > 0);\n}\n"
+              "int main(int argc, char **argv) { (void)argv; return probe(argc, 2.0, argc) != 2; }\n")
+    annotation = annotate_code(tmp_path, source, LabelOptions(mcc=True, wm_ops=ALL_WM))
+    text = annotation.text
+    assert '"+m"(' in text and '"+r"(' in text
+    for opt in ("-O0", "-O2"):
+        assert run(build(tmp_path, text, cc, opt, "mixed"), []).status == 0
