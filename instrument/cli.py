@@ -91,9 +91,12 @@ def run(argv: list[str]) -> int:
     if opts.estimate:
         return estimate([s.path for s in command.c_sources])
     backend = select_backend(opts.cc)
-    builder = label_builder(opts, backend) if command.mode is not Mode.PREPROCESS else None
-    from .project import build_project, is_project_form
-    if is_project_form(command):
+    labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
+    # A link alone needs no rewriters (their import costs a tenth of a second per command).
+    builder = (label_builder(opts, backend)
+               if labelled and (command.c_sources or command.project_form) else None)
+    if command.project_form:
+        from .project import build_project
         from .prune_rebuild import label_words
         program = build_project(command, backend, builder, opts.name, opts.verbose,
                                 label_words(opts))
@@ -104,19 +107,22 @@ def run(argv: list[str]) -> int:
         from .runtime_cache import runtime_files
         rt = runtime_files(backend, command.arch_flags)
     backend_argv = plan_compile(command, backend, rt)
-    if builder is None:
-        if opts.verbose:
-            print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
+    if opts.verbose and builder is None:
+        print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
+    if builder is None and not (labelled and command.builds_executable):
         sys.stdout.flush()
         os.execv(backend_argv[0], backend_argv)
-    from .labels import compile_with_labels
-    try:
-        status = compile_with_labels(backend_argv, command, builder, opts.verbose)
-    finally:
-        builder.cleanup()
-    if builder.pruner is not None and builder.pruner.report.units:
-        builder.pruner.report.print()
-    if status == 0 and command.builds_executable:
+    if builder is None:
+        status = subprocess.run(backend_argv).returncode
+    else:
+        from .labels import compile_with_labels
+        try:
+            status = compile_with_labels(backend_argv, command, builder, opts.verbose)
+        finally:
+            builder.cleanup()
+        if builder.pruner is not None and builder.pruner.report.units:
+            builder.pruner.report.print()
+    if status == 0 and labelled and command.builds_executable:
         from .label_db import write_label_db
         write_label_db(command.output or "a.out")
     return status

@@ -8,6 +8,7 @@ what: an executable, a shared object, a relocatable object).
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass, field
 
 # Options whose value may be the next argument (when not joined to the option).
@@ -58,6 +59,13 @@ class CompilerCommand:
     no_stdlib: bool = False
     arch_flags: tuple[str, ...] = ()
     dependency_file: bool = False
+
+    @property
+    def project_form(self) -> bool:
+        """``ffcc -o dir/ src/*.c``: ``-o`` names a directory (trailing slash, or one that
+        exists) and sources are given (project.py builds it)."""
+        out = self.output
+        return bool(out and self.sources and (out.endswith("/") or os.path.isdir(out)))
 
     @property
     def c_sources(self) -> list[Source]:

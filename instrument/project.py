@@ -27,12 +27,6 @@ LINK_ONLY = re.compile(r"^(-L|-Wl,|-static|-rdynamic|-pie|-no-pie|-shared)")
 MAIN_DEFINITION = re.compile(rb"^[\w \t\*]*\b(main|LLVMFuzzerTestOneInput)\s*\(", re.M)
 
 
-def is_project_form(command: CompilerCommand) -> bool:
-    """``-o`` names a directory (trailing slash, or one that exists) and sources are given."""
-    out = command.output
-    return bool(out and command.sources and (out.endswith("/") or os.path.isdir(out)))
-
-
 def program_name(sources: list[Source]) -> str:
     """The stem of the source that defines main (or a fuzz harness), else the first."""
     for source in sources:

@@ -40,18 +40,23 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             criterion.apply(function, options, collector)
 
     by_site = _group_unique(collector.requests)
-    placeable = _placeable_sites(unit, by_site)
     edits = EditSet(unit.source)
     labels: list[Label] = []
-    for number, site in enumerate(placeable):
-        function, requests = by_site[id(site)]
-        indexed: Indexed = []
-        for request in requests:
-            indexed.append((len(labels), request))
-            labels.append(_record(unit, function, request, len(labels)))
-        _place(unit, edits, site, indexed, f"{number}_")
-    skipped = sum(len(reqs) for key, (_, reqs) in by_site.items()
-                  if key not in {id(s) for s in placeable})
+    placed = 0
+    for site in sorted((reqs[0].site for _, reqs in by_site.values()),
+                       key=lambda s: _site_order(unit, s)):
+        function, requests = by_site.pop(id(site))
+        indexed: Indexed = [(len(labels) + i, request) for i, request in enumerate(requests)]
+        mark = edits.checkpoint()
+        try:
+            _place(unit, edits, site, indexed, f"{placed}_")
+        except EditConflict:
+            edits.rollback(mark)
+            by_site[id(site)] = (function, requests)
+            continue
+        placed += 1
+        labels += [_record(unit, function, request, index) for index, request in indexed]
+    skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
     return Annotation(text=text, labels=labels, left_out=collector.left_out_count,
@@ -74,30 +79,10 @@ def _group_unique(requests: list[tuple[Function, LabelRequest]]
 
 
 def _site_order(unit: Unit, site: Decision | Binop) -> tuple[int, int]:
+    """Source order, outer sites first: a site whose edits conflict with those of an earlier
+    (enclosing) site is skipped, and its labels counted as skipped."""
     start, end = unit.span(site.cursor)
     return start, -end
-
-
-def _placeable_sites(unit: Unit, by_site: dict) -> list[Decision | Binop]:
-    """Sites in source order (outer first) whose edits fit with those of earlier sites.
-
-    A dry run with provisional indices: whether edits conflict depends only on positions, so the
-    real run over the surviving sites cannot conflict.
-    """
-    sites = sorted((reqs[0].site for _, reqs in by_site.values()),
-                   key=lambda s: _site_order(unit, s))
-    trial = EditSet(unit.source)
-    kept = []
-    for site in sites:
-        mark = trial.checkpoint()
-        requests = by_site[id(site)][1]
-        try:
-            _place(unit, trial, site, list(enumerate(requests)), "0_")
-        except EditConflict:
-            trial.rollback(mark)
-            continue
-        kept.append(site)
-    return kept
 
 
 def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, tag: str) -> None:

@@ -94,10 +94,11 @@ class Unit:
                                        for d in fatal[:5]))
         self._locations: dict[Cursor, tuple[int, int, bool]] = {}
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
+        self._top_level = list(self.tu.cursor.get_children())  # walked twice; costly to list
         self._macro_starts, self._macro_ends = _outermost(
             (c.extent.start.offset, c.extent.end.offset)
-            for c in self.tu.cursor.get_children()
-            if c.kind == CursorKind.MACRO_INSTANTIATION and self.in_main_file(c)
+            for c in self._top_level
+            if c.kind == CursorKind.MACRO_INSTANTIATION and _written_in_main_file(c.location)
         )
 
     # -- positions -------------------------------------------------------------------------
@@ -213,14 +214,17 @@ class Unit:
     def functions(self) -> list[Cursor]:
         """Function definitions whose bodies are spelled in the main file."""
         return [
-            c for c in self.tu.cursor.get_children()
+            c for c in self._top_level
             if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and self.in_main_file(c)
         ]
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        line = self.source.count(b"\n", 0, offset) + 1
-        column = offset - (self.source.rfind(b"\n", 0, offset) + 1) + 1
-        return line, column
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        return [0] + [match.end() for match in re.finditer(rb"\n", self.source)]
 
 
 _TOKEN = re.compile(rb"""
@@ -267,6 +271,15 @@ _SPACED = frozenset({"&&", "||", "==", "!=", "<=", ">=", "<", ">", "?", ":", "="
 
 def _wordlike(char: str) -> bool:
     return char.isalnum() or char in "_$'\""
+
+
+def _written_in_main_file(location: cindex.SourceLocation) -> bool:
+    """One libclang call; exact for file locations such as a macro invocation's (a location
+    inside a macro expansion is never "written" in the main file)."""
+    function = cindex.conf.lib.clang_Location_isFromMainFile
+    if function.argtypes is None:
+        function.argtypes, function.restype = [cindex.SourceLocation], ctypes.c_int
+    return bool(function(location))
 
 
 def _handle(file: cindex.File) -> int | None:
