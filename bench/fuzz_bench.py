@@ -34,7 +34,9 @@ from ffcc.fuzzer.shadow import LOG_NAME, summarize
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
-ENV = {**os.environ, "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1", "AFL_NO_AFFINITY": "1",
+# Both fuzzers bind to a free CPU, as they do by default (fuzzer/affinity.py).
+ENV = {**{k: v for k, v in os.environ.items() if k != "AFL_NO_AFFINITY"},
+       "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
        "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_ALLOW_TMP": "1"}
 
 

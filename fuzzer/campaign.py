@@ -78,6 +78,7 @@ class Campaign:
         self.cycle = 0
         self.cursor = 0
         self.use_splicing = False
+        self.stalled_cycles = 0  # whole cycles in a row without a new entry
         self.cycle_new_entries = 0
         self.cycle_new_branch = False
         self.saved_crashes = 0
@@ -139,10 +140,19 @@ class Campaign:
             self.scheduler.on_cycle_end(self.cycle_new_branch)
             if not self.cycle_new_entries:
                 self.use_splicing = True
+            self.stalled_cycles = 0 if self.cycle_new_entries else self.stalled_cycles + 1
         self.cycle += 1
         self.cursor = 0
         self.cycle_new_entries = 0
         self.cycle_new_branch = False
+
+    @property
+    def block_level(self) -> int:
+        """Havoc inserts, overwrites and deletes small blocks while cycles find entries, and
+        larger ones after stalled cycles.  AFL grows them with the queue cycle, which with
+        havoc only comes every few seconds: children then grew to tens of KB (half the
+        executions per second on cJSON) without finding more."""
+        return 1 + self.stalled_cycles
 
     def fuzz_one(self, selection: Selection) -> None:
         entry, target, cfg = selection.entry, selection.target, self.config

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import click
+from ffcc.fuzzer.affinity import bind_to_free_cpu
 from ffcc.fuzzer.campaign import Campaign, read_seeds
 from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config
 from ffcc.fuzzer.dictionary import load_dictionary
@@ -105,6 +106,7 @@ def run(config: Config) -> None:
     seeds = None if config.input_dir is None else read_seeds(config.input_dir)
     outdir = OutputDir(config.output_dir)
     outdir.open(resume=config.input_dir is None)
+    bind_to_free_cpu()
     try:
         write_setup_files(outdir.root, list(config.argv), list(config.target_argv))
         executor = NativeExecutor(command_line, outdir.cur_input,

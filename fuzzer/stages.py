@@ -29,7 +29,7 @@ TOKEN_STAGES = (StageKind.TOKEN_OVERWRITE, StageKind.TOKEN_INSERT)
 class StageContext(Protocol):
     executor: Executor
     queue: Queue
-    cycle: int
+    block_level: int  # havoc block sizes: 1 small, 2 up to medium, 3 up to 32 KiB
     rng: random.Random
 
     def record(self, finding: Finding, op: str, parent: QueueEntry,
@@ -61,7 +61,8 @@ def compute_mask(ctx: StageContext, entry: QueueEntry, target: int) -> np.ndarra
     if entry.mask is not None and entry.mask_target == target:
         return entry.mask
     mask = empty_mask(len(entry.data))
-    request = StageRequest(StageKind.MASK, entry.data, mask=mask, target=target, cycle=ctx.cycle)
+    request = StageRequest(StageKind.MASK, entry.data, mask=mask, target=target,
+                           cycle=ctx.block_level)
     drive(ctx, request, "mask", entry)
     if ctx.stopping():
         return None
@@ -78,7 +79,7 @@ def deterministic(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None,
         if kind in TOKEN_STAGES and not tokens:
             continue
         request = StageRequest(kind, entry.data, mask=mask, target=target, shadow=shadow,
-                               cycle=ctx.cycle)
+                               cycle=ctx.block_level)
         drive(ctx, request, op, entry)
         execs, hits = execs + request.execs, hits + request.target_hits
         if ctx.stopping():
@@ -90,7 +91,7 @@ def havoc(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None, target:
           budget: int, shadow: bool = False) -> StageRequest:
     """Stacked random mutations; with a mask, only at positions it allows."""
     request = StageRequest(StageKind.HAVOC, entry.data, budget=budget, mask=mask, target=target,
-                           shadow=shadow, cycle=ctx.cycle)
+                           shadow=shadow, cycle=ctx.block_level)
     return drive(ctx, request, "havoc", entry)
 
 
@@ -103,5 +104,5 @@ def splice(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None, target
            budget: int, partner: QueueEntry) -> StageRequest:
     """Havoc on entry's head + partner's tail; the head keeps entry's mask."""
     request = StageRequest(StageKind.HAVOC, entry.data, budget=budget, mask=mask, target=target,
-                           splice_with=partner.data, cycle=ctx.cycle)
+                           splice_with=partner.data, cycle=ctx.block_level)
     return drive(ctx, request, "splice", entry, partner)

@@ -11,7 +11,9 @@
 
 #include "engine.h"
 
-#define HAVOC_STACK_POW2 7
+/* 2..16 stacked mutations per child, as AFL++ 4 (AFL 2.52b, which FairFuzz forked,
+ * stacked up to 128: children grew to tens of KB and ran slower for no more coverage). */
+#define HAVOC_STACK_POW2 4
 #define ARITH_MAX 35
 #define BLK_SMALL 32
 #define BLK_MEDIUM 128
