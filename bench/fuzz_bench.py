@@ -1,14 +1,14 @@
 """ffuzz against afl-fuzz on the same binary, seeds and time budget.
 
     python bench/fuzz_bench.py speed  [--seconds 30] [--runs 3]
-    python bench/fuzz_bench.py edges  [--minutes 5] [--runs 3]
+    python bench/fuzz_bench.py edges  [--minutes 5] [--runs 3] [--fuzzers ffuzz,afl-fuzz]
     python bench/fuzz_bench.py shadow [--seconds 60]
 
 speed:  executions per second, both havoc-only (afl-fuzz -d; ffuzz -p afl,
         whose deterministic stages are off by default); runs alternate between
         the two fuzzers and the median ratio ffuzz/afl-fuzz is reported.
 edges:  edges_found after the time budget, median of R runs, for ffuzz
-        (FairFuzz), ffuzz -p afl and afl-fuzz.
+        (FairFuzz), ffuzz -p afl (ffuzz-afl) and afl-fuzz (--fuzzers picks).
 shadow: an ffuzz -s -D campaign; its shadow_mode.csv summarised like the
         FairFuzz paper's Table 2 (average % of children hitting the target).
 
@@ -96,13 +96,17 @@ def bench_speed(binary: Path, seeds: Path, seconds: float, runs: int) -> dict[st
             "median_ratio": statistics.median(ratios)}
 
 
-def bench_edges(binary: Path, seeds: Path, seconds: float, runs: int) -> dict[str, object]:
-    setups = {"ffuzz": ("ffuzz", ()), "ffuzz -p afl": ("ffuzz", ("-p", "afl")),
-              "afl-fuzz": ("afl-fuzz", ())}
+EDGE_SETUPS = {"ffuzz": ("ffuzz", ()), "ffuzz-afl": ("ffuzz", ("-p", "afl")),
+               "afl-fuzz": ("afl-fuzz", ())}
+
+
+def bench_edges(binary: Path, seeds: Path, seconds: float, runs: int,
+                names: list[str]) -> dict[str, object]:
+    setups = {name: EDGE_SETUPS[name] for name in names}
     found: dict[str, list[int]] = {name: [] for name in setups}
     for r in range(runs):
         for name, (fuzzer, extra) in setups.items():
-            stats = campaign(fuzzer, binary, seeds, seconds, f"edges-{name.replace(' ', '')}-{r}", extra)
+            stats = campaign(fuzzer, binary, seeds, seconds, f"edges-{name}-{r}", extra)
             found[name].append(int(stats["edges_found"]))
     return {name: {"runs": v, "median": statistics.median(v)} for name, v in found.items()}
 
@@ -139,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--minutes", type=float, help="edges mode: budget per run")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fuzzers", default="ffuzz,ffuzz-afl,afl-fuzz",
+                        help="edges mode: which of ffuzz (FairFuzz), ffuzz-afl, afl-fuzz")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if not shutil.which("afl-clang-fast") or not shutil.which("afl-fuzz"):
@@ -152,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "speed":
         result = bench_speed(binary, args.seeds, seconds, args.runs)
     elif args.mode == "edges":
-        result = bench_edges(binary, args.seeds, seconds, args.runs)
+        result = bench_edges(binary, args.seeds, seconds, args.runs, args.fuzzers.split(","))
     else:
         result = bench_shadow(binary, args.seeds, seconds)
     print(json.dumps(result, indent=2) if args.json else show(result))

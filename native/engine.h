@@ -88,9 +88,6 @@ extern const int32_t ffcc_interesting32[FFCC_INTERESTING32_LEN];
 /* One stacked havoc round; *applied counts the mutations that found room. */
 uint32_t ffcc_havoc_apply(ffcc_engine *e, uint8_t *buf, uint32_t len, uint8_t *mask,
                           uint32_t cycle, uint32_t *applied);
-uint32_t ffcc_splice(ffcc_engine *e, const uint8_t *a, uint32_t a_len, const uint8_t *a_mask,
-                     const uint8_t *b, uint32_t b_len, uint8_t *out, uint8_t *out_mask,
-                     uint32_t *split);
 
 /* deterministic.c: build mutant number idx of a stage into out.  Returns its
  * length, FFCC_DET_SKIP when the mask (or a no-op) rules it out, FFCC_DET_END

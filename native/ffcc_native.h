@@ -182,3 +182,11 @@ int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target,
  * mask need room for FFCC_MAX_INPUT (+1) bytes; mask may be NULL. */
 uint32_t ffcc_havoc_mutate(ffcc_engine *e, uint8_t *buf, uint32_t len,
                            uint8_t *mask, uint32_t cycle);
+
+/* AFL's splice: a's bytes up to a random split between the first and last
+ * differing byte, then b's.  out_mask (when not NULL) keeps a_mask for a's
+ * part (all allowed if a_mask is NULL) and allows everything in b's.
+ * Returns the length (b_len), or 0 when a and b differ too little. */
+uint32_t ffcc_splice(ffcc_engine *e, const uint8_t *a, uint32_t a_len, const uint8_t *a_mask,
+                     const uint8_t *b, uint32_t b_len, uint8_t *out, uint8_t *out_mask,
+                     uint32_t *split);

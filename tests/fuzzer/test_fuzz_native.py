@@ -212,3 +212,24 @@ def test_ok_to_mutate_needs_every_touched_byte() -> None:
     assert not ok_to_mutate(m, MaskFlag.OVERWRITE, 1, 2)
     assert not ok_to_mutate(m, MaskFlag.DELETE, 0, 1)
     assert not ok_to_mutate(m, MaskFlag.OVERWRITE, 4, 2)
+
+
+def test_splice_keeps_the_first_parts_mask() -> None:
+    """FairFuzz: a spliced child is mutated under its first parent's mask up to the split;
+    the second parent's bytes carry no mask (everything allowed)."""
+    engine, _, _ = havoc_engine()
+    a, b = b"AAAAxxxxxxBBBB", b"AAAAyyyyyyCCCCDD"
+    a_mask = bytes([1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7])
+    out, out_mask = ffi.new("uint8_t[]", 64), ffi.new("uint8_t[]", 65)
+    split = ffi.new("uint32_t *")
+    splits = set()
+    for _ in range(50):
+        n = lib.ffcc_splice(engine, a, len(a), a_mask, b, len(b), out, out_mask, split)
+        s = split[0]
+        splits.add(s)
+        assert n == len(b) and 4 <= s < 13  # between the first and last differing byte
+        assert bytes(ffi.buffer(out, n)) == a[:s] + b[s:]
+        assert bytes(ffi.buffer(out_mask, s)) == a_mask[:s]
+        assert set(bytes(ffi.buffer(out_mask, n + 1))[s:]) == {int(ALL)}
+    assert len(splits) > 1
+    assert lib.ffcc_splice(engine, a, len(a), a_mask, a, len(a), out, out_mask, split) == 0
