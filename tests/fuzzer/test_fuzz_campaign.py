@@ -166,3 +166,41 @@ def test_seed_dirs_without_usable_files_are_refused(tmp_path, only_empty_files) 
         (seeds / "empty").write_bytes(b"")
     with pytest.raises(FuzzerError, match="no usable seeds"):
         read_seeds(seeds)
+
+
+class FindingForAWhile(FakeExecutor):
+    """Fuzzing the seed (once a cycle) finds an input with a new edge, ``finds`` times."""
+
+    def __init__(self, finds: int) -> None:
+        super().__init__()
+        self.left = finds
+
+    def run_stage(self, request: StageRequest) -> Iterator[Finding | None]:
+        self.requests.append(request)
+        request.execs = request.budget or 10
+        self.execs += request.execs
+        if request.kind == StageKind.HAVOC and request.data == b"\x01" and self.left:
+            self.left -= 1
+            data = bytes([100 + self.left])
+            yield Finding(FindingKind.NEW_PATH, data, new_edges=True, edges=self.edges(data))
+        yield None
+
+
+def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path) -> None:
+    """While cycles find entries havoc gets level 1 (small blocks only); each whole cycle
+    without a find raises it by one (AFL raised it with every queue cycle)."""
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s1").write_bytes(b"\x01")
+    config = Config(input_dir=seeds, output_dir=tmp_path / "out", target_argv=("prog", "@@"),
+                    max_execs=60000, seed=1, argv=("ffuzz",))
+    out = OutputDir(config.output_dir)
+    out.open(resume=False)
+    ex = FindingForAWhile(finds=4)
+    campaign = Campaign(config, ex, out, AflScheduler(), PlainStatus(interval=3600),
+                        rng=random.Random(1))
+    campaign.run(read_seeds(seeds))
+    out.close()
+    levels = [r.cycle for r in ex.requests if r.kind == StageKind.HAVOC]
+    assert levels == sorted(levels) and max(levels) == 1 + campaign.stalled_cycles > 2
+    assert campaign.cycle >= campaign.stalled_cycles + 4  # cycles that found kept level 1

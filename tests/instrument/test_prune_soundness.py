@@ -65,12 +65,13 @@ def assert_sound(pruned_db: list[dict], covered: dict[str, set[int]]) -> None:
     assert not wrong, "\n".join(wrong[:10])
 
 
-def build_pair(sources: list[str], tmp_path: Path, cwd: Path, *extra: str) -> tuple[Path, Path]:
+def build_pair(sources: list[str], tmp_path: Path, cwd: Path, *extra: str,
+               method: str = "fast") -> tuple[Path, Path]:
     """(unpruned, pruned) builds of one program; the pruned one by ``ffcc --prune build/``."""
     ffcc(*LABELS, *extra, "-o", f"{tmp_path}/full/", *sources, cwd=cwd)
     shutil.copytree(tmp_path / "full", tmp_path / "pruned")
-    done = ffcc("--prune", f"{tmp_path}/pruned/", cwd=tmp_path)
-    assert "ffcc: pruning (fast)" in done.stderr
+    done = ffcc(f"--prune={method}", f"{tmp_path}/pruned/", cwd=tmp_path)
+    assert f"ffcc: pruning ({method})" in done.stderr
     return tmp_path / "full", tmp_path / "pruned"
 
 
@@ -79,9 +80,11 @@ def same_labels(full: list[dict], pruned: list[dict]) -> None:
     assert strip(full) == strip(pruned), "re-building for pruning keeps ids and slots"
 
 
-@pytest.mark.parametrize("sample", SAMPLE_NAMES)
-def test_samples_pruning_is_sound_and_pruned_build_behaves_the_same(sample, tmp_path):
-    full, pruned = build_pair(sample_sources(sample), tmp_path, REPO)
+# gccdiff compiles once or twice per label: one sample keeps the suite short.
+@pytest.mark.parametrize("sample, method", [*((name, "fast") for name in SAMPLE_NAMES),
+                                            ("temperature", "gccdiff")])
+def test_samples_pruning_is_sound_and_pruned_build_behaves_the_same(sample, method, tmp_path):
+    full, pruned = build_pair(sample_sources(sample), tmp_path, REPO, method=method)
     full_db, pruned_db = load_db(full / sample), load_db(pruned / sample)
     same_labels(full_db, pruned_db)
     report = json.loads((pruned / "ffcc-prune.json").read_text())
