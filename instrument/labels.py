@@ -52,6 +52,14 @@ LABEL_WARNINGS = (
 )
 
 
+# Temporaries of label code carry no debug information under clang (gcc has no such attribute).
+TEMP_DEFINITION = """#if defined(__clang__)
+#define __FFCC_TEMP __attribute__((nodebug))
+#else
+#define __FFCC_TEMP
+#endif
+"""
+
 # The hit is a call to one cold function per unit, not inline code: label-dense units compiled
 # 3-4x slower with the increment inlined at every label (clang's CodeGenPrepare and the
 # saturating add), while a call costs about what an edge's trace-pc-guard call costs.  The
@@ -127,7 +135,7 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
         "__start___ffcc_labels;\n"
         f"static unsigned char __ffcc_unit_slots[{HEADER_SIZE + count}] "
         '__attribute__((used, aligned(1), section("__ffcc_labels"))) = {' + initialiser + "};\n"
-        + _HIT_ATTRIBUTES +
+        + TEMP_DEFINITION + _HIT_ATTRIBUTES +
         "static __FFCC_HIT_ATTRIBUTES void __ffcc_hit(__SIZE_TYPE__ i) {\n"
         "  unsigned char *slot = __ffcc_label_area + "
         f"((__SIZE_TYPE__)&__ffcc_unit_slots[{HEADER_SIZE} + i] - "

@@ -74,8 +74,9 @@ def check_label_uses(text: str, count: int) -> None:
 
 
 def variant(text: str, macro: str, source: str) -> str:
-    """The annotated ``text`` preceded by ``macro``; ``#line`` keeps __FILE__ and lines."""
-    return f"{macro}\n#line 1 {json.dumps(source)}\n{text}"
+    """The annotated ``text`` preceded by ``macro`` (and the temporaries' prefix, empty);
+    ``#line`` keeps __FILE__ and lines."""
+    return f"{macro}\n#define __FFCC_TEMP\n#line 1 {json.dumps(source)}\n{text}"
 
 
 def surviving_markers(assembly: str) -> set[tuple[str, int]]:

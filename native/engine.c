@@ -136,26 +136,3 @@ int ffcc_engine_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len)
 {
     return ffcc_add_token(e, data, len, 0);
 }
-
-/* xoshiro256** */
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t ffcc_rand64(ffcc_engine *e)
-{
-    uint64_t *s = e->rng;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-uint32_t ffcc_rand_below(ffcc_engine *e, uint32_t limit)
-{
-    if (limit <= 1) return 0;
-    return (uint32_t)(((ffcc_rand64(e) >> 32) * (uint64_t)limit) >> 32);
-}

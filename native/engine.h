@@ -61,9 +61,31 @@ struct ffcc_engine {
     struct ffcc_counters counters;
 };
 
+/* xoshiro256**, inline: havoc draws several numbers per mutation. */
+static inline uint64_t ffcc_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t ffcc_rand64(ffcc_engine *e)
+{
+    uint64_t *s = e->rng;
+    uint64_t result = ffcc_rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = ffcc_rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, limit) by multiply-shift (Lemire), no division. */
+static inline uint32_t ffcc_rand_below(ffcc_engine *e, uint32_t limit)
+{
+    if (limit <= 1) return 0;
+    return (uint32_t)(((ffcc_rand64(e) >> 32) * (uint64_t)limit) >> 32);
+}
+
 /* engine.c */
-uint64_t ffcc_rand64(ffcc_engine *e);
-uint32_t ffcc_rand_below(ffcc_engine *e, uint32_t limit);
 int ffcc_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len, int is_auto);
 int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size);
 

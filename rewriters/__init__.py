@@ -4,7 +4,8 @@
 criterion for label requests at every site, hands out unit-local label indices (this is the
 only place that does), and returns the rewritten source plus one ``Label`` record per label.
 Each label is the statement ``__FFCC_LABEL(i);`` guarded by its predicate; the driver defines
-``__FFCC_LABEL`` and the ``#line`` mapping. Line structure of the file is kept.
+``__FFCC_LABEL``, ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
+the ``#line`` mapping. Line structure of the file is kept.
 
 ``options.in_macros`` is accepted but code inside macro expansions is always left alone for now:
 macro arguments may be stringified or pasted, so rewriting them can change program output.

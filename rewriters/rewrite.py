@@ -33,7 +33,7 @@ from string import Template
 from .edits import EditSet
 from .logic import Decision, Logic, atoms_of
 from .model import LabelRequest
-from .opaque import UNKNOWN, copies, launder, promoted
+from .opaque import TEMP, UNKNOWN, copies, launder, promoted
 from .sites import Binop
 from .unit import Unit
 
@@ -74,7 +74,7 @@ def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Ind
     declarations = ", ".join(f"{name} = {UNKNOWN}" for name in names.values())
     start, end = unit.span(decision.cursor)
     edits.wrap(start, end,
-               f"({{ unsigned char {declarations}; int {result} = ",
+               f"({{ {TEMP} unsigned char {declarations}; {TEMP} int {result} = ",
                f"; {label_statements(labels, names)} {result}; }})")
     for node in decision.logic:
         _rewrite_logic(unit, edits, node, names)
@@ -126,7 +126,8 @@ def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> Non
     promote = tuple("+" if bitfield else "" for bitfield in site.bitfield)
     statements = label_statements(labels, {"x0": first, "x1": second}, copy_prefix, constant,
                                   in_memory)
-    edits.wrap(start, end, f"({{ __auto_type {first} = ({promote[0]}",
+    edits.wrap(start, end, f"({{ {TEMP} __auto_type {first} = ({promote[0]}",
                f"); {statements} {first} {site.op} {second}; }})")
     gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset
-    edits.replace(gap_start, gap_end - gap_start, f"); __auto_type {second} = ({promote[1]}")
+    edits.replace(gap_start, gap_end - gap_start,
+                  f"); {TEMP} __auto_type {second} = ({promote[1]}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 

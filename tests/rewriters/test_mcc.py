@@ -71,7 +71,7 @@ def test_pure_atom_after_side_effect_is_speculated(tmp_path):
                                   "  if (g() || x > 3) return 1;\n  return 0;\n}\n", MCC)
     assert len(ann.labels) == 4 and ann.left_out == 0
     assert "? (" in ann.text  # evaluated where || skipped it, from an opaque copy of x
-    assert ('= ({ __auto_type __ffcc_v0 = (x); __asm__ volatile("" : "+r"(__ffcc_v0)); '
+    assert ('= ({ __FFCC_TEMP __auto_type __ffcc_v0 = (x); __asm__ volatile("" : "+r"(__ffcc_v0)); '
             '!!(__ffcc_v0 > 3); })') in ann.text
 
 

@@ -100,7 +100,8 @@ def test_side_effect_operands_go_through_temporaries(tmp_path):
     ann = annotate_code(tmp_path, "int g(void);\nint f(int *p) {\n  return g() < *p++;\n}\n",
                         wm("ROR"))
     assert ann.text.count("g()") == 1 and ann.text.count("*p++") == 1
-    assert "__auto_type __ffcc_0_x0 = (g()); __auto_type __ffcc_0_x1 = (*p++);" in ann.text
+    assert ("__auto_type __ffcc_0_x0 = (g()); __FFCC_TEMP __auto_type __ffcc_0_x1 = (*p++);"
+            in ann.text)
 
 
 def test_bitfield_operand_in_temporary_is_promoted(tmp_path):
