@@ -96,7 +96,14 @@ def havoc(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None, target:
 
 
 def pick_splice_partner(ctx: StageContext, entry: QueueEntry) -> QueueEntry | None:
-    candidates = [e for e in ctx.queue if e is not entry and len(e.data) >= 2]
+    """A random other entry of at least two bytes: a few random draws (AFL's way; listing
+    the queue for each of an entry's splice cycles cost more than the splices), then a scan."""
+    queue = ctx.queue
+    for _ in range(8):
+        other = queue[ctx.rng.randrange(len(queue))]
+        if other is not entry and len(other.data) >= 2:
+            return other
+    candidates = [e for e in queue if e is not entry and len(e.data) >= 2]
     return ctx.rng.choice(candidates) if candidates else None
 
 
