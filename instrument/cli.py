@@ -39,8 +39,8 @@ def label_builder(opts: FfccOptions, backend=None):
                                  only_funcs=selection.functions, in_macros=opts.in_macros)
     pruner = None
     if opts.prune and backend is not None:
-        from .prune import Pruner
-        pruner = Pruner(opts.prune, backend.path, verbose=opts.verbose)
+        from .prune import Pruner, default_jobs
+        pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
     return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner)
 
 
@@ -54,6 +54,8 @@ def prune_build_dir(opts: FfccOptions, command) -> int | None:
     if record is None:
         return None
     cwd, argv = rebuild_argv(command.linker_inputs[0], record, opts.prune)
+    if opts.jobs:
+        argv.insert(0, f"--jobs={opts.jobs}")
     if opts.verbose:
         argv.insert(0, "--ffcc-verbose")
     os.chdir(cwd)

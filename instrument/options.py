@@ -46,6 +46,7 @@ class FfccOptions:
     allowlist: str | None = None
     in_macros: bool = False
     prune: str | None = None
+    jobs: int | None = None  # pruning compiles at once (None: FFCC_PRUNE_JOBS, else one per core)
     estimate: bool = False
     help: bool = False
     verbose: bool = False
@@ -118,6 +119,7 @@ FFCC_OPTIONS = {
     "allowlist": (_VALUE, _set("allowlist")),
     "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
     "prune": (_OPTIONAL, _prune),
+    "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
     "estimate": (_FLAG, _set("estimate", lambda v: True)),
     "help": (_FLAG, _set("help", lambda v: True)),
     "ffcc-verbose": (_FLAG, _set("verbose", lambda v: True)),
@@ -177,9 +179,12 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --only=PATTERN     put labels only in files matching PATTERN (repeatable)
   --only-func=NAME   put labels only in function NAME (repeatable)
   --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)
-  --in-macros        also instrument code spelled inside macro bodies
+  --in-macros        accepted for later: labels still stay out of code spelled
+                     inside macro expansions (arguments may be stringified)
   --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff);
                      `ffcc --prune build/` prunes an existing project build
+  --jobs=N           pruning compiles run at once (default: one per core;
+                     env FFCC_PRUNE_JOBS)
   --estimate         estimate label counts per file, build nothing
   --ffcc-verbose     print the commands ffcc runs
   --help             this text

@@ -18,6 +18,7 @@ def test_wm_subset_and_values():
     assert opts.wm_ops == {"ROR", "COR"}
     assert opts.mcc_max == 3 and opts.only_files == ("src/*.c",) and opts.only_funcs == ("f",)
     assert opts.cc == "gcc" and opts.compiler_args == ["a.c"]
+    assert parse_options(["--prune=gccdiff", "--jobs=3", "build/"], environ={}).jobs == 3
 
 
 def test_environment_supplies_flags_and_compiler():
@@ -40,6 +41,7 @@ def test_compiler_long_options_pass_through():
     (["--cc"], "needs a value"),
     (["--mcc=1"], "takes no value"),
     (["--prune=slow"], "unknown --prune method"),
+    (["--jobs=0"], "positive integer"),
 ])
 def test_bad_options_are_one_line_errors(argv, fragment):
     with pytest.raises(FfccError) as err:
