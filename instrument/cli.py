@@ -109,12 +109,12 @@ def run(argv: list[str]) -> int:
         from .runtime_cache import runtime_files
         rt = runtime_files(backend, command.arch_flags)
     backend_argv = plan_compile(command, backend, rt)
-    if opts.verbose and builder is None:
-        print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
-    if builder is None and not (labelled and command.builds_executable):
-        sys.stdout.flush()
-        os.execv(backend_argv[0], backend_argv)
     if builder is None:
+        if opts.verbose:
+            print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
+        if not (labelled and command.builds_executable):  # no label database to write
+            sys.stdout.flush()
+            os.execv(backend_argv[0], backend_argv)
         status = subprocess.run(backend_argv).returncode
     else:
         from .labels import compile_with_labels

@@ -47,6 +47,13 @@ _evaluate = _bind("clang_Cursor_Evaluate", [cindex.Cursor], ctypes.c_void_p)
 _eval_kind = _bind("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
 _eval_int = _bind("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
 _eval_dispose = _bind("clang_EvalResult_dispose", [ctypes.c_void_p], None)
+_from_main_file = _bind("clang_Location_isFromMainFile", [cindex.SourceLocation], ctypes.c_int)
+
+
+def written_in_main_file(location: cindex.SourceLocation) -> bool:
+    """One libclang call; exact for file locations such as a macro invocation's (a location
+    inside a macro expansion is never "written" in the main file)."""
+    return bool(_from_main_file(location))
 
 
 def binary_op(cursor: Cursor) -> str | None:

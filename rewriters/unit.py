@@ -20,6 +20,8 @@ from pathlib import Path
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, TypeKind
 
+from .ops import written_in_main_file
+
 INTEGER_KINDS = frozenset({
     TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR16, TypeKind.CHAR32,
     TypeKind.USHORT, TypeKind.UINT, TypeKind.ULONG, TypeKind.ULONGLONG, TypeKind.UINT128,
@@ -98,7 +100,7 @@ class Unit:
         self._macro_starts, self._macro_ends = _outermost(
             (c.extent.start.offset, c.extent.end.offset)
             for c in self._top_level
-            if c.kind == CursorKind.MACRO_INSTANTIATION and _written_in_main_file(c.location)
+            if c.kind == CursorKind.MACRO_INSTANTIATION and written_in_main_file(c.location)
         )
 
     # -- positions -------------------------------------------------------------------------
@@ -271,15 +273,6 @@ _SPACED = frozenset({"&&", "||", "==", "!=", "<=", ">=", "<", ">", "?", ":", "="
 
 def _wordlike(char: str) -> bool:
     return char.isalnum() or char in "_$'\""
-
-
-def _written_in_main_file(location: cindex.SourceLocation) -> bool:
-    """One libclang call; exact for file locations such as a macro invocation's (a location
-    inside a macro expansion is never "written" in the main file)."""
-    function = cindex.conf.lib.clang_Location_isFromMainFile
-    if function.argtypes is None:
-        function.argtypes, function.restype = [cindex.SourceLocation], ctypes.c_int
-    return bool(function(location))
 
 
 def _handle(file: cindex.File) -> int | None:

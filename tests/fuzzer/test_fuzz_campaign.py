@@ -93,18 +93,26 @@ class FakeExecutor:
         pass
 
 
-def run_campaign(tmp_path: Path, scheduler: Scheduler, **options) -> tuple[FakeExecutor, OutputDir]:
+def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: bytes,
+                 max_execs: int, **options) -> tuple[Campaign, OutputDir]:
+    """One campaign of ``ex`` from a single seed, run to ``max_execs``."""
     seeds = tmp_path / "in"
     seeds.mkdir()
-    (seeds / "s1").write_bytes(b"\x01\x02\x01")
+    (seeds / "s1").write_bytes(seed)
     config = Config(input_dir=seeds, output_dir=tmp_path / "out", target_argv=("prog", "@@"),
-                    max_execs=5000, seed=1, argv=("ffuzz",), **options)
+                    max_execs=max_execs, seed=1, argv=("ffuzz",), **options)
     out = OutputDir(config.output_dir)
     out.open(resume=False)
-    ex = FakeExecutor()
-    Campaign(config, ex, out, scheduler, PlainStatus(interval=3600),
-             rng=random.Random(1)).run(read_seeds(seeds))
+    campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600),
+                        rng=random.Random(1))
+    campaign.run(read_seeds(seeds))
     out.close()
+    return campaign, out
+
+
+def run_campaign(tmp_path: Path, scheduler: Scheduler, **options) -> tuple[FakeExecutor, OutputDir]:
+    ex = FakeExecutor()
+    _, out = campaign_run(tmp_path, scheduler, ex, b"\x01\x02\x01", 5000, **options)
     return ex, out
 
 
@@ -189,18 +197,8 @@ class FindingForAWhile(FakeExecutor):
 def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path) -> None:
     """While cycles find entries havoc gets level 1 (small blocks only); each whole cycle
     without a find raises it by one (AFL raised it with every queue cycle)."""
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s1").write_bytes(b"\x01")
-    config = Config(input_dir=seeds, output_dir=tmp_path / "out", target_argv=("prog", "@@"),
-                    max_execs=60000, seed=1, argv=("ffuzz",))
-    out = OutputDir(config.output_dir)
-    out.open(resume=False)
     ex = FindingForAWhile(finds=4)
-    campaign = Campaign(config, ex, out, AflScheduler(), PlainStatus(interval=3600),
-                        rng=random.Random(1))
-    campaign.run(read_seeds(seeds))
-    out.close()
+    campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 60000)
     levels = [r.cycle for r in ex.requests if r.kind == StageKind.HAVOC]
     assert levels == sorted(levels) and max(levels) == 1 + campaign.stalled_cycles > 2
     assert campaign.cycle >= campaign.stalled_cycles + 4  # cycles that found kept level 1
