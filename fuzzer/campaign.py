@@ -39,6 +39,7 @@ STATUS_INTERVAL = 0.25
 MAX_INPUT = 1 << 20
 TIMEOUT_ROUND_MS = 20
 MAX_AUTO_TIMEOUT_MS = 1000
+SMALL_BLOCKS_SECONDS = 600
 
 
 def read_seeds(input_dir: Path) -> list[tuple[Path, bytes]]:
@@ -148,10 +149,13 @@ class Campaign:
 
     @property
     def block_level(self) -> int:
-        """Havoc inserts, overwrites and deletes small blocks while cycles find entries, and
-        larger ones after stalled cycles.  AFL grows them with the queue cycle, which with
-        havoc only comes every few seconds: children then grew to tens of KB (half the
-        executions per second on cJSON) without finding more."""
+        """Havoc inserts, overwrites and deletes blocks of at most 32 bytes for the first
+        ten minutes (as AFL++ 4 does) and while cycles find entries, larger ones after
+        stalled cycles.  AFL grows them with the queue cycle, which with havoc only comes
+        every few seconds: children then grew to tens of KB (half the executions per
+        second on cJSON) without finding more."""
+        if time.time() - self.started < SMALL_BLOCKS_SECONDS:
+            return 1
         return 1 + self.stalled_cycles
 
     def fuzz_one(self, selection: Selection) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ffcc.fuzzer import campaign as campaign_module
 from ffcc.fuzzer.campaign import Campaign, read_seeds
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.errors import FuzzerError
@@ -194,11 +195,21 @@ class FindingForAWhile(FakeExecutor):
         yield None
 
 
-def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path) -> None:
-    """While cycles find entries havoc gets level 1 (small blocks only); each whole cycle
-    without a find raises it by one (AFL raised it with every queue cycle)."""
+def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path, monkeypatch) -> None:
+    """After the first minutes: while cycles find entries havoc gets level 1 (small blocks
+    only); each whole cycle without a find raises it by one (AFL raised it with every
+    queue cycle)."""
+    monkeypatch.setattr(campaign_module, "SMALL_BLOCKS_SECONDS", 0)
     ex = FindingForAWhile(finds=4)
     campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 60000)
     levels = [r.cycle for r in ex.requests if r.kind == StageKind.HAVOC]
     assert levels == sorted(levels) and max(levels) == 1 + campaign.stalled_cycles > 2
     assert campaign.cycle >= campaign.stalled_cycles + 4  # cycles that found kept level 1
+
+
+def test_havoc_blocks_stay_small_in_the_first_minutes(tmp_path) -> None:
+    """As AFL++ 4: small blocks only for the first ten minutes, stalled cycles or not."""
+    ex = FindingForAWhile(finds=1)
+    campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 20000)
+    assert campaign.stalled_cycles > 2
+    assert {r.cycle for r in ex.requests if r.kind == StageKind.HAVOC} == {1}
