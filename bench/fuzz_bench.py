@@ -6,7 +6,9 @@
 
 speed:  executions per second, both havoc-only (afl-fuzz -d; ffuzz -p afl,
         whose deterministic stages are off by default); runs alternate between
-        the two fuzzers and the median ratio ffuzz/afl-fuzz is reported.
+        the fuzzers and the median ratio ffuzz/afl-fuzz is reported, and the
+        same for ffuzz --no-batch (one child per request, as afl-fuzz: the
+        engine alone; batches only apply to ffcc-built persistent targets).
 edges:  edges_found after the time budget, median of R runs, for ffuzz
         (FairFuzz), ffuzz -p afl (ffuzz-afl) and afl-fuzz (--fuzzers picks).
 shadow: an ffuzz -s -D campaign; its shadow_mode.csv summarised like the
@@ -86,14 +88,18 @@ def execs_per_sec(stats: dict[str, str]) -> float:
 
 
 def bench_speed(binary: Path, seeds: Path, seconds: float, runs: int) -> dict[str, object]:
-    ours, theirs = [], []
+    ours, single, theirs = [], [], []
     for r in range(runs):
         ours.append(execs_per_sec(campaign("ffuzz", binary, seeds, seconds, f"speed-ffuzz-{r}",
                                            ("-p", "afl"))))
+        single.append(execs_per_sec(campaign("ffuzz", binary, seeds, seconds,
+                                             f"speed-ffuzz-single-{r}", ("-p", "afl", "--no-batch"))))
         theirs.append(execs_per_sec(campaign("afl-fuzz", binary, seeds, seconds, f"speed-afl-{r}")))
-    ratios = [o / t for o, t in zip(ours, theirs, strict=True)]
-    return {"ffuzz_execs_per_sec": ours, "afl_fuzz_execs_per_sec": theirs,
-            "median_ratio": statistics.median(ratios)}
+    return {"ffuzz_execs_per_sec": ours, "ffuzz_no_batch_execs_per_sec": single,
+            "afl_fuzz_execs_per_sec": theirs,
+            "median_ratio": statistics.median(o / t for o, t in zip(ours, theirs, strict=True)),
+            "median_ratio_no_batch": statistics.median(
+                o / t for o, t in zip(single, theirs, strict=True))}
 
 
 EDGE_SETUPS = {"ffuzz": ("ffuzz", ()), "ffuzz-afl": ("ffuzz", ("-p", "afl")),
@@ -130,7 +136,8 @@ def show(result: dict[str, object]) -> str:
         if isinstance(v, dict):
             return "  ".join(f"{k} {fmt(x)}" for k, x in v.items())
         return fmt(v)
-    return "\n".join(f"{k:>24}: {line(v)}" for k, v in result.items())
+    width = max(map(len, result))
+    return "\n".join(f"{k:>{width}}: {line(v)}" for k, v in result.items())
 
 
 def main(argv: list[str] | None = None) -> int:

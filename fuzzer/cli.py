@@ -70,12 +70,15 @@ def parse_memory(text: str) -> int:
 @click.option("-b", "no_mask", is_flag=True, help="FairFuzz: no mutation mask.")
 @click.option("-s", "shadow", is_flag=True, help="FairFuzz: shadow runs without the mask, logged.")
 @click.option("--seed", type=int, help="Seed of the random generator (default: random).")
+@click.option("--no-batch", "no_batch", is_flag=True,
+              help="One child per request even when the target's ffcc runtime runs batches.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_obj
 def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str | None, memory: str,
             dictionaries: tuple[Path, ...], max_seconds: float | None, max_execs: int | None,
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
-            no_mask: bool, shadow: bool, seed: int | None, target: tuple[str, ...]) -> None:
+            no_mask: bool, shadow: bool, seed: int | None, no_batch: bool,
+            target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1"
                                   and OutputDir(output_dir).has_campaign())
@@ -87,7 +90,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         seed=seed if seed is not None else random.SystemRandom().randrange(2**63),
         schedule=schedule, deterministic=deterministic, target_trim=target_trim,
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
-        use_mask=not no_mask, shadow=shadow,
+        use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")), argv=("ffuzz", *own_argv))
     run(config)
 
@@ -113,9 +116,12 @@ def run(config: Config) -> None:
                                   config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
                                   config.mem_limit_mb,
                                   show_child_output=bool(os.environ.get("AFL_DEBUG_CHILD")),
-                                  crash_exitcode=_crash_exitcode())
+                                  crash_exitcode=_crash_exitcode(), batches=config.batches)
         executor.add_tokens(tokens)
         status = make_status()
+        if executor.batch_size() > 1:
+            status.message(f"the target's ffcc runtime runs batches of up to "
+                           f"{executor.batch_size()} children per request")
         try:
             Campaign(config, executor, outdir, make_scheduler(config), status,
                      LabelMap.load(command_line.binary)).run(seeds)

@@ -26,5 +26,6 @@ class Config:
     bootstrap: Bootstrap = Bootstrap.OFF  # -q
     use_mask: bool = True           # -b turns it off
     shadow: bool = False            # -s
+    batches: bool = True            # --no-batch turns them off
     stop_on_crash: bool = False     # AFL_BENCH_UNTIL_CRASH
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup

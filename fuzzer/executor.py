@@ -151,11 +151,15 @@ def _string(constant: object) -> str:
     return ffi.string(constant).decode()
 
 
-def target_environment(binary: Path, shm_id: int, shm_fuzz_id: int) -> dict[str, str]:
-    """The environment AFL++ gives a target: map ids, mode switches, sanitizers."""
+def target_environment(binary: Path, shm_id: int, shm_fuzz_id: int,
+                       batch_shm_id: int | None = None) -> dict[str, str]:
+    """The environment AFL++ gives a target: map ids, mode switches, sanitizers; and
+    ffcc's batch segment, which only an ffcc runtime takes up."""
     env = dict(os.environ)
     env[_string(lib.FFCC_ENV_SHM_ID)] = str(shm_id)
     env[_string(lib.FFCC_ENV_SHM_FUZZ_ID)] = str(shm_fuzz_id)
+    if batch_shm_id is not None:
+        env[_string(lib.FFCC_ENV_BATCH_SHM_ID)] = str(batch_shm_id)
     content = binary.read_bytes()
     if _string(lib.FFCC_SIG_PERSISTENT).encode() in content:
         env[_string(lib.FFCC_ENV_PERSISTENT)] = "1"
@@ -186,9 +190,10 @@ class NativeExecutor:
 
     def __init__(self, command: TargetCommand, input_path: Path, timeout_ms: int,
                  seed: int, mem_limit_mb: int = 0, show_child_output: bool = False,
-                 crash_exitcode: int | None = None) -> None:
+                 crash_exitcode: int | None = None, batches: bool = True) -> None:
         check_target(command.binary)
         self.command = command
+        self._batches = batches
         self.timeout_ms = timeout_ms
         self._execs_per_slice = 64
         size = lib.FFCC_MAX_HELLO_MAPSIZE
@@ -207,7 +212,9 @@ class NativeExecutor:
 
     def _start(self, input_path: Path, mem_limit_mb: int, show_output: bool) -> int | None:
         env = target_environment(self.command.binary, lib.ffcc_engine_shm_id(self._engine),
-                                 lib.ffcc_engine_shm_fuzz_id(self._engine))
+                                 lib.ffcc_engine_shm_fuzz_id(self._engine),
+                                 lib.ffcc_engine_batch_shm_id(self._engine)
+                                 if self._batches else None)
         keep = [ffi.new("char[]", a.encode()) for a in self.command.with_input(input_path)]
         argv = ffi.new("char *[]", keep + [ffi.NULL])
         env_keep = [ffi.new("char[]", f"{k}={v}".encode()) for k, v in env.items()]
@@ -341,6 +348,10 @@ class NativeExecutor:
 
     def uses_shared_memory_input(self) -> bool:
         return bool(lib.ffcc_fsrv_uses_shm_input(self._engine))
+
+    def batch_size(self) -> int:
+        """Children run per request: above 1 when the target's runtime runs batches."""
+        return int(lib.ffcc_fsrv_batch_size(self._engine))
 
     def close(self) -> None:
         lib.ffcc_fsrv_stop(self._engine)

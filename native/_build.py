@@ -15,7 +15,8 @@ from cffi import FFI
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RUNTIME = ROOT / "runtime"
-SOURCES = ["engine.c", "forkserver.c", "coverage.c", "havoc.c", "deterministic.c", "stages.c"]
+SOURCES = ["engine.c", "forkserver.c", "batch.c", "coverage.c", "havoc.c", "deterministic.c",
+           "stages.c"]
 _INT_DEFINE = re.compile(r"^\s*#\s*define\s+\w+\s+(0x[0-9a-fA-F]+|\d+)\s*$")
 _STRING_DEFINE = re.compile(r'^\s*#\s*define\s+(\w+)\s+"', re.MULTILINE)
 

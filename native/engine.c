@@ -40,13 +40,17 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
     e->shm_size = shm_size;
     e->shm = attach_private_shm(shm_size, &e->shm_id);
     e->shm_fuzz = attach_private_shm(FFCC_SHM_FUZZ_MAX + sizeof(uint32_t), &e->shm_fuzz_id);
+    e->batch = (struct ffcc_batch *)attach_private_shm(FFCC_BATCH_SHM_SIZE, &e->batch_id);
+    e->stash_maps = malloc(FFCC_BATCH_MAPS_SIZE);
+    e->stash_data = malloc(FFCC_BATCH_DATA_SIZE);
+    e->batch_cap = 1;
     e->work = malloc(FFCC_MAX_INPUT);
     e->work_mask = malloc(FFCC_MAX_INPUT + 1);
     e->spliced = malloc(FFCC_MAX_INPUT);
     e->spliced_mask = malloc(FFCC_MAX_INPUT + 1);
     e->scratch = malloc(FFCC_MAX_INPUT);
     if (!e->scratch || !e->shm || !e->shm_fuzz || !e->work || !e->work_mask || !e->spliced ||
-        !e->spliced_mask) {
+        !e->spliced_mask || !e->batch || !e->stash_maps || !e->stash_data) {
         ffcc_engine_free(e);
         return NULL;
     }
@@ -71,6 +75,9 @@ void ffcc_engine_free(ffcc_engine *e)
     ffcc_fsrv_stop(e);
     if (e->shm) shmdt(e->shm);
     if (e->shm_fuzz) shmdt(e->shm_fuzz);
+    if (e->batch) shmdt(e->batch);
+    free(e->stash_maps);
+    free(e->stash_data);
     free_maps(e);
     free(e->work);
     free(e->work_mask);
@@ -101,6 +108,8 @@ int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size)
 
 int ffcc_engine_shm_id(ffcc_engine *e) { return e->shm_id; }
 int ffcc_engine_shm_fuzz_id(ffcc_engine *e) { return e->shm_fuzz_id; }
+int ffcc_engine_batch_shm_id(ffcc_engine *e) { return e->batch_id; }
+int ffcc_fsrv_batch_size(ffcc_engine *e) { return (int)e->batch_cap; }
 int ffcc_fsrv_uses_shm_input(ffcc_engine *e) { return e->use_shm_input; }
 void ffcc_engine_set_crash_exitcode(ffcc_engine *e, int code) { e->crash_exitcode = code; }
 uint32_t ffcc_engine_token_count(ffcc_engine *e) { return e->token_count; }

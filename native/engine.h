@@ -20,6 +20,18 @@ struct ffcc_token {
     uint8_t data[FFCC_MAX_TOKEN_LEN];
 };
 
+/* A child made by a stage, its outcome once run, and what the stage
+ * learns from it afterwards (the mask stage: bit at pos if the target was hit). */
+struct ffcc_result {
+    uint8_t *data;
+    uint32_t len;
+    int64_t pos;   /* mutated byte (deterministic and mask stages), -1 otherwise */
+    uint8_t bit;   /* mask stage: the mask bit this child probes */
+    int status;    /* FFCC_RUN_* */
+    int signal;
+    uint8_t *trace; /* classified */
+};
+
 struct ffcc_engine {
     /* shared memory: coverage map and (persistent targets) test cases */
     int shm_id;
@@ -46,6 +58,21 @@ struct ffcc_engine {
     int use_shm_input;
     uint32_t prev_timed_out;
     int crash_exitcode; /* -1 = none */
+
+    /* batches (batch.c): the segment, the cases in it, and a stage's children
+     * still to judge (in the segment, or copied aside to the stash) */
+    int batch_id;
+    struct ffcc_batch *batch;
+    int use_batch;
+    uint32_t batch_cap; /* children per request: 1 without batches */
+    struct ffcc_result seg[FFCC_BATCH_MAX];
+    uint32_t seg_cases, seg_bytes;
+    struct ffcc_result stash[FFCC_BATCH_MAX];
+    uint8_t *stash_maps;
+    uint8_t *stash_data;
+    struct ffcc_result *pending;
+    uint32_t pending_count, pending_next;
+    const struct ffcc_stage *pending_owner;
 
     /* mutation */
     uint64_t rng[4];
@@ -91,6 +118,21 @@ int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size);
 
 /* forkserver.c */
 uint64_t ffcc_now_us(void);
+int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms);
+int ffcc_write_word(int fd, uint32_t word);
+/* FFCC_RUN_* of a waitpid() status, counting crashes and hangs. */
+int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_out);
+
+/* batch.c */
+/* Where the next child of the batch goes (room for FFCC_MAX_INPUT bytes), or
+ * NULL when the batch is full; without batches a "batch" is one child. */
+uint8_t *ffcc_batch_next(ffcc_engine *e);
+/* Add the child just written at ffcc_batch_next(); the caller may set pos, bit. */
+struct ffcc_result *ffcc_batch_commit(ffcc_engine *e, uint32_t len);
+/* Run the batch's children; their results are e->seg[0 .. n).  FFCC_RUN_OK or _ERROR. */
+int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms);
+/* Copy a stage's unjudged children out of the segment before it is reused. */
+void ffcc_results_release(ffcc_engine *e);
 
 /* coverage.c */
 void ffcc_classify(uint8_t *trace, uint32_t size);

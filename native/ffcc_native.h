@@ -138,6 +138,7 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed);
 void ffcc_engine_free(ffcc_engine *e);
 int ffcc_engine_shm_id(ffcc_engine *e);
 int ffcc_engine_shm_fuzz_id(ffcc_engine *e);
+int ffcc_engine_batch_shm_id(ffcc_engine *e);
 void ffcc_engine_views(ffcc_engine *e, struct ffcc_views *out);
 void ffcc_engine_counters(ffcc_engine *e, struct ffcc_counters *out);
 int ffcc_engine_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len);
@@ -155,6 +156,8 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp,
                     char *errbuf, size_t errlen);
 void ffcc_fsrv_stop(ffcc_engine *e);
 int ffcc_fsrv_uses_shm_input(ffcc_engine *e);
+/* Children per request: > 1 when the target runs batches (ffcc_protocol.h). */
+int ffcc_fsrv_batch_size(ffcc_engine *e);
 
 /* One execution; leaves the classified trace in views.trace. */
 int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len,

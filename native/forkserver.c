@@ -46,7 +46,7 @@ static uint64_t now_us(void)
 
 /* Read exactly len bytes, waiting at most timeout_ms in total (0 = forever).
  * Returns 0 on success, 1 on timeout, -1 on EOF or error. */
-static int read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
+int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
 {
     uint8_t *p = buf;
     uint64_t deadline = timeout_ms ? now_us() + (uint64_t)timeout_ms * 1000u : 0;
@@ -70,7 +70,7 @@ static int read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
     return 0;
 }
 
-static int write_word(int fd, uint32_t word)
+int ffcc_write_word(int fd, uint32_t word)
 {
     for (;;) {
         ssize_t n = write(fd, &word, 4);
@@ -94,7 +94,7 @@ static int read_dictionary(ffcc_engine *e, uint32_t size, uint32_t timeout_ms)
     if (size < 2 || size > 0xffffff) return -1;
     uint8_t *dict = malloc(size);
     if (!dict) return -1;
-    int rc = read_full(e->st_fd, dict, size, timeout_ms);
+    int rc = ffcc_read_full(e->st_fd, dict, size, timeout_ms);
     if (rc == 0) parse_dictionary(e, dict, size);
     free(dict);
     return rc ? -1 : 0;
@@ -140,6 +140,9 @@ static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint3
         return FFCC_START_TARGET_ERROR;
     }
     if ((status & FFCC_HELLO_ENABLED) != FFCC_HELLO_ENABLED) return FFCC_START_OK; /* plain AFL */
+    /* AFL++ runtimes of some versions set all four of these bits; 4.04c drops them. */
+    if ((status & FFCC_HELLO_OLD_AFLPP_BITS) == FFCC_HELLO_OLD_AFLPP_BITS)
+        status &= ~(uint32_t)FFCC_HELLO_OLD_AFLPP_BITS;
     if ((status & FFCC_HELLO_MAPSIZE) == FFCC_HELLO_MAPSIZE)
         *map_size = ((status & FFCC_HELLO_MAPSIZE_MASK) >> 1) + 1;
     uint32_t reply = FFCC_HELLO_ENABLED;
@@ -153,13 +156,14 @@ static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint3
         reply |= FFCC_HELLO_AUTODICT;
         must_reply = 1;
     }
-    if (must_reply && write_word(e->ctl_fd, reply)) {
+    if ((status & FFCC_HELLO_BATCH) && e->use_shm_input) e->use_batch = 1;
+    if (must_reply && ffcc_write_word(e->ctl_fd, reply)) {
         set_error(errbuf, errlen, "cannot answer the forkserver hello");
         return FFCC_START_BAD_HELLO;
     }
     if (reply & FFCC_HELLO_AUTODICT) {
         uint32_t size;
-        if (read_full(e->st_fd, &size, 4, timeout_ms) || read_dictionary(e, size, timeout_ms)) {
+        if (ffcc_read_full(e->st_fd, &size, 4, timeout_ms) || read_dictionary(e, size, timeout_ms)) {
             set_error(errbuf, errlen, "cannot read the target's auto-dictionary");
             return FFCC_START_BAD_HELLO;
         }
@@ -176,18 +180,18 @@ static int new_hello(ffcc_engine *e, uint32_t hello, uint32_t timeout_ms, uint32
         set_error(errbuf, errlen, "unsupported forkserver protocol version %u", version);
         return FFCC_START_BAD_HELLO;
     }
-    if (write_word(e->ctl_fd, hello ^ 0xffffffffu) || read_full(e->st_fd, &opts, 4, timeout_ms))
+    if (ffcc_write_word(e->ctl_fd, hello ^ 0xffffffffu) || ffcc_read_full(e->st_fd, &opts, 4, timeout_ms))
         goto broken;
     if (opts & FFCC_HELLO_V2_OPT_MAPSIZE) {
-        if (read_full(e->st_fd, &word, 4, timeout_ms)) goto broken;
+        if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms)) goto broken;
         *map_size = word;
     }
     if (opts & FFCC_HELLO_V2_OPT_SHMEM_FUZZ) e->use_shm_input = 1;
     if (opts & FFCC_HELLO_V2_OPT_AUTODICT) {
-        if (read_full(e->st_fd, &word, 4, timeout_ms) || read_dictionary(e, word, timeout_ms))
+        if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms) || read_dictionary(e, word, timeout_ms))
             goto broken;
     }
-    if (read_full(e->st_fd, &word, 4, timeout_ms) || word != hello) goto broken;
+    if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms) || word != hello) goto broken;
     return FFCC_START_OK;
 broken:
     set_error(errbuf, errlen, "forkserver handshake (4.20c+ protocol) broke off");
@@ -200,7 +204,7 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
 {
     int ctl[2], st[2], err[2];
     ffcc_fsrv_stop(e);
-    e->use_shm_input = 0;
+    e->use_shm_input = e->use_batch = 0;
     e->input_fd = open(input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (e->input_fd < 0) {
         set_error(errbuf, errlen, "cannot create %s: %s", input_path, strerror(errno));
@@ -241,7 +245,7 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
     }
 
     uint32_t hello;
-    if (read_full(e->st_fd, &hello, 4, init_timeout_ms)) {
+    if (ffcc_read_full(e->st_fd, &hello, 4, init_timeout_ms)) {
         set_error(errbuf, errlen,
                   "no forkserver hello from %s: target is not instrumented "
                   "(build it with ffcc or afl-clang-fast) or died at startup",
@@ -274,6 +278,12 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
         set_error(errbuf, errlen, "out of memory for a %u-byte map", size);
         ffcc_fsrv_stop(e);
         return FFCC_START_SPAWN_FAILED;
+    }
+    e->batch_cap = 1;
+    if (e->use_batch) {
+        uint32_t fit = FFCC_BATCH_MAPS_SIZE / size;
+        e->batch_cap = fit < FFCC_BATCH_MAX ? fit : FFCC_BATCH_MAX;
+        if (e->batch_cap < 2) e->use_batch = 0, e->batch_cap = 1;
     }
     return FFCC_START_OK;
 }
@@ -319,16 +329,16 @@ static int execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ti
     *signal_out = 0;
     if (e->fsrv_pid <= 0 || write_input(e, buf, len)) return FFCC_RUN_ERROR;
     memset(e->shm, 0, e->map_size);
-    if (write_word(e->ctl_fd, e->prev_timed_out)) return FFCC_RUN_ERROR;
-    if (read_full(e->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
+    if (ffcc_write_word(e->ctl_fd, e->prev_timed_out)) return FFCC_RUN_ERROR;
+    if (ffcc_read_full(e->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
     e->child_pid = pid;
     uint64_t start = now_us();
-    int rc = read_full(e->st_fd, &status, 4, timeout_ms);
+    int rc = ffcc_read_full(e->st_fd, &status, 4, timeout_ms);
     int timed_out = 0;
     if (rc == 1) {
         kill(pid, SIGKILL);
         timed_out = 1;
-        rc = read_full(e->st_fd, &status, 4, 0);
+        rc = ffcc_read_full(e->st_fd, &status, 4, 0);
     }
     if (rc) return FFCC_RUN_ERROR;
     uint64_t elapsed_ms = (now_us() - start) / 1000u;
@@ -337,6 +347,12 @@ static int execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ti
     if (!WIFSTOPPED(status)) e->child_pid = -1;
     e->prev_timed_out = (uint32_t)timed_out;
     e->counters.execs++;
+    return ffcc_run_status(e, status, timed_out, signal_out);
+}
+
+int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_out)
+{
+    *signal_out = 0;
     if (timed_out) {
         e->counters.hangs++;
         return FFCC_RUN_TIMEOUT;
@@ -354,10 +370,26 @@ static int execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ti
     return FFCC_RUN_OK;
 }
 
+/* One child through the batch protocol: a batch of one, its trace copied
+ * where single runs leave it. */
+static int run_alone(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                     int *signal_out)
+{
+    ffcc_results_release(e);
+    e->seg_cases = e->seg_bytes = 0;
+    memmove(ffcc_batch_next(e), buf, len);
+    ffcc_batch_commit(e, len);
+    if (ffcc_batch_run(e, timeout_ms) != FFCC_RUN_OK) return FFCC_RUN_ERROR;
+    memcpy(e->shm, e->seg[0].trace, e->map_size);
+    *signal_out = e->seg[0].signal;
+    return e->seg[0].status;
+}
+
 int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                   int *signal)
 {
     int dummy;
+    if (e->use_batch) return run_alone(e, buf, len, timeout_ms, signal ? signal : &dummy);
     int status = execute(e, buf, len, timeout_ms, signal ? signal : &dummy);
     if (status != FFCC_RUN_ERROR) ffcc_classify(e->shm, e->map_size);
     return status;

@@ -1,9 +1,11 @@
 /* stages.c - batches of executions: stages, calibration, trimming.
  *
- * judge() is AFL's common_fuzz_stuff plus FairFuzz's bookkeeping: after
- * each run it counts branch hits (numHits), notes whether the target branch
- * was hit, and decides whether the child is worth reporting (new bits for
- * the queue, new simplified coverage for crashes and hangs). */
+ * A stage makes children (havoc, deterministic or mask mutants) into a batch
+ * (batch.c), runs it, then judges each child: judge() is AFL's
+ * common_fuzz_stuff plus FairFuzz's bookkeeping: it counts branch hits
+ * (numHits), notes whether the target branch was hit, and decides whether
+ * the child is worth reporting (new bits for the queue, new simplified
+ * coverage for crashes and hangs). */
 #include <stdint.h>
 #include <string.h>
 
@@ -19,38 +21,42 @@ static int report(struct ffcc_stage *st, int stop, const uint8_t *buf, uint32_t 
     return stop;
 }
 
-/* Run one child.  Returns an FFCC_STOP_* worth reporting or JUDGE_NOTHING;
- * *hit_target tells whether the child hit the stage's target. */
-static int judge(ffcc_engine *e, struct ffcc_stage *st, const uint8_t *buf, uint32_t len,
-                 int *hit_target)
+/* Judge one child that has run.  Returns an FFCC_STOP_* worth reporting or
+ * JUDGE_NOTHING; *hit_target tells whether the child hit the stage's target. */
+static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, int *hit_target)
 {
-    int sig;
-    int status = ffcc_run_once(e, buf, len, st->timeout_ms, &sig);
+    uint8_t *trace = r->trace;
+    int status = r->status, sig = r->signal;
     st->execs++;
-    *hit_target = st->target >= 0 && (uint64_t)st->target < e->map_size && e->shm[st->target];
+    *hit_target = st->target >= 0 && (uint64_t)st->target < e->map_size && trace[st->target];
     if (*hit_target) st->target_hits++;
-    if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, buf, len);
+    if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, r->data, r->len);
     if (st->flags & FFCC_STAGE_SHADOW) return JUDGE_NOTHING;
-    ffcc_count_branch_hits(e->shm, e->branch_hits, e->map_size);
+    ffcc_count_branch_hits(trace, e->branch_hits, e->map_size);
 
     if (status == FFCC_RUN_OK) {
-        int nb = ffcc_has_new_bits(e->shm, e->virgin, e->map_size);
+        int nb = ffcc_has_new_bits(trace, e->virgin, e->map_size);
         if (!nb) return JUDGE_NOTHING;
+        if (trace != e->shm) memcpy(e->shm, trace, e->map_size); /* Python reads it there */
         st->new_bits = nb;
-        return report(st, FFCC_STOP_NEW_PATH, buf, len);
+        return report(st, FFCC_STOP_NEW_PATH, r->data, r->len);
     }
     if (status == FFCC_RUN_TIMEOUT) {
-        ffcc_simplify(e->shm, e->map_size);
-        if (!ffcc_has_new_bits(e->shm, e->virgin_hang, e->map_size)) return JUDGE_NOTHING;
-        /* Confirm: a slow machine is not a hang. */
-        status = ffcc_run_once(e, buf, len, st->timeout_ms, &sig);
-        if (status == FFCC_RUN_TIMEOUT) return report(st, FFCC_STOP_HANG, buf, len);
+        ffcc_simplify(trace, e->map_size);
+        if (!ffcc_has_new_bits(trace, e->virgin_hang, e->map_size)) return JUDGE_NOTHING;
+        /* Confirm: a slow machine is not a hang.  The rerun reuses the batch
+         * segment, so this child and the rest move aside first. */
+        ffcc_results_release(e);
+        r = &e->pending[e->pending_next - 1];
+        status = ffcc_run_once(e, r->data, r->len, st->timeout_ms, &sig);
+        trace = e->shm;
+        if (status == FFCC_RUN_TIMEOUT) return report(st, FFCC_STOP_HANG, r->data, r->len);
         if (status != FFCC_RUN_CRASH) return JUDGE_NOTHING;
     }
-    ffcc_simplify(e->shm, e->map_size);
-    if (!ffcc_has_new_bits(e->shm, e->virgin_crash, e->map_size)) return JUDGE_NOTHING;
+    ffcc_simplify(trace, e->map_size);
+    if (!ffcc_has_new_bits(trace, e->virgin_crash, e->map_size)) return JUDGE_NOTHING;
     st->signal = sig;
-    return report(st, FFCC_STOP_CRASH, buf, len);
+    return report(st, FFCC_STOP_CRASH, r->data, r->len);
 }
 
 static int finish(struct ffcc_stage *st)
@@ -60,8 +66,30 @@ static int finish(struct ffcc_stage *st)
     return st->stop;
 }
 
-static int run_havoc(ffcc_engine *e, struct ffcc_stage *st)
+/* Judge the stage's children that have run and are not judged yet, in the
+ * order they were made; stop at the first worth reporting. */
+static int drain(ffcc_engine *e, struct ffcc_stage *st)
 {
+    while (e->pending_next < e->pending_count) {
+        struct ffcc_result *r = &e->pending[e->pending_next++];
+        int hit, rc = judge(e, st, r, &hit);
+        r = &e->pending[e->pending_next - 1]; /* judge may have moved it aside */
+        if (hit && r->bit && st->mask) st->mask[r->pos] |= r->bit;
+        if (r->pos >= 0) st->position = r->pos;
+        if (rc != JUDGE_NOTHING) return rc;
+    }
+    return JUDGE_NOTHING;
+}
+
+#define CHILD_END FFCC_DET_END
+#define CHILD_SKIP FFCC_DET_SKIP
+
+/* The next havoc child into out, CHILD_SKIP when the mask left no room for
+ * any mutation (rerunning the parent teaches nothing), CHILD_END once the
+ * budget is spent counting the `queued` children not judged yet. */
+static int64_t havoc_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, uint32_t queued)
+{
+    if (st->execs + st->skipped + queued >= st->budget) return CHILD_END;
     const uint8_t *parent = st->input;
     const uint8_t *parent_mask = st->mask;
     uint32_t parent_len = st->len;
@@ -70,7 +98,7 @@ static int run_havoc(ffcc_engine *e, struct ffcc_stage *st)
             uint32_t split;
             uint32_t n = ffcc_splice(e, st->input, st->len, st->mask, st->splice, st->splice_len,
                                      e->spliced, e->spliced_mask, &split);
-            if (!n) return finish(st);
+            if (!n) return CHILD_END;
             st->spliced = 1;
         }
         parent = e->spliced;
@@ -78,55 +106,69 @@ static int run_havoc(ffcc_engine *e, struct ffcc_stage *st)
         parent_mask = st->mask ? e->spliced_mask : NULL;
     }
     uint8_t *mask = parent_mask ? e->work_mask : NULL;
-    for (uint64_t calls = 0; calls < st->call_limit; calls++) {
-        if (st->execs + st->skipped >= st->budget) return finish(st);
-        memcpy(e->work, parent, parent_len);
-        if (mask) memcpy(mask, parent_mask, parent_len + 1);
-        uint32_t applied;
-        uint32_t len = ffcc_havoc_apply(e, e->work, parent_len, mask, st->cycle, &applied);
-        if (!applied) { /* the mask left no room: rerunning the parent teaches nothing */
-            st->skipped++;
-            continue;
+    memcpy(out, parent, parent_len);
+    if (mask) memcpy(mask, parent_mask, parent_len + 1);
+    uint32_t applied;
+    uint32_t len = ffcc_havoc_apply(e, out, parent_len, mask, st->cycle, &applied);
+    if (!applied) {
+        st->skipped++;
+        return CHILD_SKIP;
+    }
+    return len;
+}
+
+/* The stage's next child into out (see havoc_child); pos and bit for the
+ * deterministic and mask stages. */
+static int64_t next_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, uint32_t queued,
+                          int64_t *pos, uint8_t *bit)
+{
+    int64_t n;
+    *pos = -1;
+    *bit = 0;
+    if (st->kind == FFCC_STAGE_HAVOC) return havoc_child(e, st, out, queued);
+    if (st->kind == FFCC_STAGE_MASK)
+        n = ffcc_mask_mutant(e, st->cursor, st->input, st->len, out, pos, bit);
+    else
+        n = ffcc_det_mutant(e, st->kind, st->cursor, st->input, st->len, st->mask, out, pos);
+    if (n != CHILD_END) st->cursor++;
+    return n;
+}
+
+/* Make children a batch at a time, run each batch, judge its children. */
+static int run_children(ffcc_engine *e, struct ffcc_stage *st)
+{
+    int rc = drain(e, st);
+    if (rc != JUDGE_NOTHING) return rc;
+    uint64_t limit = st->execs + st->call_limit;
+    for (;;) {
+        uint32_t n = 0;
+        int64_t len = 0;
+        uint8_t *out;
+        while (st->execs + n < limit && (out = ffcc_batch_next(e)) != NULL) {
+            int64_t pos;
+            uint8_t bit;
+            len = next_child(e, st, out, n, &pos, &bit);
+            if (len == CHILD_END) break;
+            if (len == CHILD_SKIP) continue;
+            struct ffcc_result *r = ffcc_batch_commit(e, (uint32_t)len);
+            r->pos = pos;
+            r->bit = bit;
+            n++;
         }
-        int hit, r = judge(e, st, e->work, len, &hit);
-        if (r != JUDGE_NOTHING) return r;
+        if (n) {
+            if (ffcc_batch_run(e, st->timeout_ms) != FFCC_RUN_OK) {
+                e->pending_count = e->pending_next = 0;
+                return report(st, FFCC_STOP_ERROR, NULL, 0);
+            }
+            e->pending = e->seg;
+            e->pending_count = n;
+            e->pending_next = 0;
+            rc = drain(e, st);
+            if (rc != JUDGE_NOTHING) return rc;
+        }
+        if (len == CHILD_END) return finish(st);
+        if (st->execs >= limit) return FFCC_STOP_LIMIT;
     }
-    return st->execs + st->skipped >= st->budget ? finish(st) : FFCC_STOP_LIMIT;
-}
-
-static int run_mask(ffcc_engine *e, struct ffcc_stage *st)
-{
-    for (uint64_t calls = 0; calls < st->call_limit;) {
-        int64_t pos;
-        uint8_t bit;
-        int64_t n = ffcc_mask_mutant(e, st->cursor, st->input, st->len, e->work, &pos, &bit);
-        if (n == FFCC_DET_END) return finish(st);
-        st->cursor++;
-        if (n == FFCC_DET_SKIP) continue;
-        calls++;
-        int hit, r = judge(e, st, e->work, (uint32_t)n, &hit);
-        if (hit && st->mask) st->mask[pos] |= bit;
-        st->position = pos;
-        if (r != JUDGE_NOTHING) return r;
-    }
-    return FFCC_STOP_LIMIT;
-}
-
-static int run_deterministic(ffcc_engine *e, struct ffcc_stage *st)
-{
-    for (uint64_t calls = 0; calls < st->call_limit;) {
-        int64_t pos;
-        int64_t n = ffcc_det_mutant(e, st->kind, st->cursor, st->input, st->len, st->mask,
-                                    e->work, &pos);
-        if (n == FFCC_DET_END) return finish(st);
-        st->cursor++;
-        if (n == FFCC_DET_SKIP) continue;
-        calls++;
-        int hit, r = judge(e, st, e->work, (uint32_t)n, &hit);
-        st->position = pos;
-        if (r != JUDGE_NOTHING) return r;
-    }
-    return FFCC_STOP_LIMIT;
 }
 
 int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
@@ -135,16 +177,16 @@ int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
     st->new_bits = st->signal = 0;
     st->out = NULL;
     st->out_len = 0;
+    if (e->pending_owner != st) { /* children of an abandoned stage are dropped */
+        e->pending_owner = st;
+        e->pending_count = e->pending_next = 0;
+    }
     if (st->finished) return finish(st);
     if (st->len > FFCC_MAX_INPUT || st->splice_len > FFCC_MAX_INPUT) {
         st->stop = FFCC_STOP_ERROR;
         return st->stop;
     }
-    switch (st->kind) {
-    case FFCC_STAGE_HAVOC: return run_havoc(e, st);
-    case FFCC_STAGE_MASK: return run_mask(e, st);
-    default: return run_deterministic(e, st);
-    }
+    return run_children(e, st);
 }
 
 int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t runs,

@@ -6,7 +6,8 @@
  * The names __afl_persistent_loop, __afl_manual_init, __afl_fuzz_ptr,
  * __afl_fuzz_len and __afl_sharedmem_fuzzing are the ABI of AFL++'s
  * persistent-mode macros, kept so that harnesses written for afl-clang-fast
- * build unchanged. */
+ * build unchanged.  Batch mode (ffcc_protocol.h, Batches) is the same loop
+ * with the persistent child talking to the fuzzer itself. */
 #define _GNU_SOURCE
 #include "ffcc_protocol.h"
 #include "ffcc_names.h"
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +30,7 @@ uint8_t *__afl_fuzz_ptr;
 
 static int started;
 static int persistent;
+static struct ffcc_batch *batch; /* batch mode when set */
 
 static int write_word(uint32_t word) {
   return write(FFCC_FD_STATUS, &word, 4) == 4;
@@ -42,7 +45,59 @@ static uint32_t hello_word(int offer_shared_input) {
   uint32_t size = ffcc_map_size();
   if (size > 1 && size <= FFCC_MAX_HELLO_MAPSIZE) hello |= FFCC_HELLO_MAPSIZE | ((size - 1) << 1);
   if (offer_shared_input) hello |= FFCC_HELLO_SHMEM_FUZZ;
+  if (batch) hello |= FFCC_HELLO_BATCH;
   return hello;
+}
+
+/* The fuzzer's batch segment, when it offers one and batches can run here:
+ * persistent, with test cases from shared memory. */
+static void attach_batch(int shared_input) {
+  const char *id = getenv(FFCC_ENV_BATCH_SHM_ID);
+  if (!id || !persistent || !shared_input) return;
+  void *seg = shmat(atoi(id), NULL, 0);
+  if (seg != (void *)-1) batch = seg;
+}
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Put case `done` where the program reads its test case. */
+static void begin_case(void) {
+  uint32_t i = batch->done;
+  uint32_t len = batch->len[i] <= FFCC_SHM_FUZZ_MAX ? batch->len[i] : FFCC_SHM_FUZZ_MAX;
+  memcpy(__afl_fuzz_ptr, (uint8_t *)batch + FFCC_BATCH_DATA + batch->offset[i], len);
+  *__afl_fuzz_len = len;
+  batch->case_start_us = now_us();
+  batch->started = i + 1;
+  ffcc_map_reset_path();
+}
+
+/* Move the finished case's trace into its slot and clear the map for the next. */
+static void end_case(void) {
+  uint32_t i = batch->done;
+  memcpy((uint8_t *)batch + FFCC_BATCH_MAPS + (size_t)i * batch->map_size, ffcc_map.area,
+         batch->map_size);
+  memset(ffcc_map.area, 0, batch->map_size);
+  batch->elapsed_us[i] = (uint32_t)(now_us() - batch->case_start_us);
+  batch->done = i + 1;
+}
+
+/* Between iterations in batch mode: the next case, or report the batch and
+ * wait for the next one, as the forkserver would around a SIGSTOP. */
+static void next_case(void) {
+  end_case();
+  if (batch->done < batch->count) {
+    begin_case();
+    return;
+  }
+  uint32_t request;
+  if (!write_word((uint32_t)((SIGSTOP << 8) | 0x7f)) || !read_word(&request) ||
+      !write_word((uint32_t)getpid()))
+    _exit(0);
+  begin_case();
 }
 
 /* Map the fuzzer's test-case segment: a u32 length, then the bytes. */
@@ -73,6 +128,10 @@ static void serve(void) {
       child = fork();
       if (child < 0) _exit(1);
       if (child == 0) {
+        if (batch) { /* the child answers for itself until it dies */
+          if (!write_word((uint32_t)getpid())) _exit(1);
+          return;
+        }
         close(FFCC_FD_CONTROL);
         close(FFCC_FD_STATUS);
         return;
@@ -81,8 +140,8 @@ static void serve(void) {
       kill(child, SIGCONT);
       child_stopped = 0;
     }
-    if (!write_word((uint32_t)child)) _exit(1);
-    if (waitpid(child, &status, persistent ? WUNTRACED : 0) < 0) _exit(1);
+    if (!batch && !write_word((uint32_t)child)) _exit(1);
+    if (waitpid(child, &status, persistent && !batch ? WUNTRACED : 0) < 0) _exit(1);
     if (WIFSTOPPED(status)) child_stopped = 1;
     if (!write_word((uint32_t)status)) _exit(1);
   }
@@ -95,11 +154,13 @@ static void start_forkserver(void) {
   persistent = getenv(FFCC_ENV_PERSISTENT) != NULL;
   int want_shared_input = &__afl_sharedmem_fuzzing && __afl_sharedmem_fuzzing &&
                           getenv(FFCC_ENV_SHM_FUZZ_ID) != NULL;
+  attach_batch(want_shared_input);
   if (!write_word(hello_word(want_shared_input))) return; /* no fuzzer */
   if (want_shared_input) {
     uint32_t reply;
     if (!read_word(&reply)) _exit(1);
     if ((reply & FFCC_HELLO_SHMEM_FUZZ) && !attach_shared_input()) _exit(1);
+    if (!(reply & FFCC_HELLO_SHMEM_FUZZ)) batch = NULL;
   }
   serve();
 }
@@ -115,9 +176,16 @@ int __afl_persistent_loop(unsigned int max_iterations) {
     ffcc_map_reset_path();
     remaining = max_iterations;
     first_pass = 0;
+    if (batch) begin_case();
     return 1;
   }
-  if (persistent && --remaining) {
+  if (batch) {
+    if (--remaining) {
+      next_case();
+      return 1;
+    }
+    end_case(); /* the fuzzer starts the rest of the batch in a fresh child */
+  } else if (persistent && --remaining) {
     raise(SIGSTOP);
     ffcc_map_reset_path();
     return 1;

@@ -8,6 +8,8 @@
 #define FFCC_ENV_SHM_FUZZ_ID "__AFL_SHM_FUZZ_ID"
 #define FFCC_ENV_PERSISTENT "__AFL_PERSISTENT"
 #define FFCC_ENV_DEFER "__AFL_DEFER_FORKSRV"
+/* ffcc's own: the batch segment a fuzzer offers (ffcc_protocol.h, Batches). */
+#define FFCC_ENV_BATCH_SHM_ID "__FFCC_BATCH_SHM_ID"
 #define FFCC_SIG_PERSISTENT "##SIG_AFL_PERSISTENT##"
 #define FFCC_SIG_DEFER "##SIG_AFL_DEFER_FORKSRV##"
 

@@ -1,15 +1,28 @@
 /* ffcc_protocol.h - the contract between instrumented binaries and fuzzers.
  *
- * Read by the C runtime (runtime/) and, through cffi's cdef, by the fuzzer's
- * native core (native/).  Only integer #defines live here so that cffi can
- * parse the file as it is; strings (environment variable names, signatures)
- * are in ffcc_names.h.
+ * Read by the C runtime (runtime/) and by the fuzzer's native core (native/),
+ * whose cffi cdef takes only the integer #defines; strings (environment
+ * variable names, signatures) are in ffcc_names.h.
  *
  * Forkserver: AFL++ 4.04c's protocol.  Every message is a 4-byte host-endian
  * word.  The target writes a hello on FFCC_FD_STATUS; if the hello offers
  * shared-memory test cases the fuzzer answers on FFCC_FD_CONTROL.  Then, per
  * execution: fuzzer writes "previous run timed out" (0/1), target writes the
  * child pid, then the raw waitpid() status.
+ *
+ * Batches (ffcc's extension; afl-fuzz never asks for it): a persistent target
+ * reading shared-memory test cases hands the CPU back and forth twice per
+ * execution (target -> forkserver -> fuzzer and back), which is most of the
+ * cost of a fast harness.  A fuzzer that sets FFCC_ENV_BATCH_SHM_ID to a
+ * segment laid out as below, and gets FFCC_HELLO_BATCH back in the hello,
+ * sends each request as a batch of up to FFCC_BATCH_MAX test cases.  The
+ * messages stay the same (control word, pid, status), but the persistent
+ * child reads the control word and writes its pid itself, runs the cases from
+ * `done` to `count` back to back, copying each case's map into its slot, and
+ * then writes a stopped status (WIFSTOPPED) itself instead of raising
+ * SIGSTOP.  A child that dies mid-batch is reported by the forkserver as
+ * usual; `started` > `done` then says its last case was running, and its
+ * trace is in the map.
  *
  * Map layout: [edge region][label region].  The label region mirrors the
  * binary's __ffcc_labels section (unit headers, then one byte per label slot)
@@ -29,6 +42,8 @@
 #define FFCC_HELLO_AUTODICT 0x10000000
 #define FFCC_HELLO_SHMEM_FUZZ 0x01000000
 #define FFCC_HELLO_ERROR 0xf800008f
+/* Set together by some AFL++ runtimes; afl-fuzz ignores them then. */
+#define FFCC_HELLO_OLD_AFLPP_BITS 0x0f000000
 /* Map size travels in bits 1..23 as (size - 1) << 1; 8 MiB at most. */
 #define FFCC_HELLO_MAPSIZE_MASK 0x00fffffe
 #define FFCC_MAX_HELLO_MAPSIZE 8388608
@@ -44,5 +59,30 @@
 
 /* Shared-memory test cases: u32 length, then up to this many bytes. */
 #define FFCC_SHM_FUZZ_MAX 1048576
+
+/* Batch segment: struct ffcc_batch, test case bytes from FFCC_BATCH_DATA,
+ * map slots (count x map_size bytes) from FFCC_BATCH_MAPS. */
+#define FFCC_HELLO_BATCH 0x08000000
+#define FFCC_BATCH_MAX 64
+#define FFCC_BATCH_DATA 4096
+#define FFCC_BATCH_DATA_SIZE 2097152
+#define FFCC_BATCH_MAPS 2101248
+#define FFCC_BATCH_MAPS_SIZE 4194304
+#define FFCC_BATCH_SHM_SIZE 6295552
+
+#include <stdint.h>
+struct ffcc_batch {
+  uint32_t count;                        /* fuzzer: cases in this batch */
+  uint32_t map_size;                     /* fuzzer: bytes per map slot */
+  volatile uint32_t started;             /* target: cases begun (fuzzer sets it to done) */
+  volatile uint32_t done;                /* target: cases finished, maps in their slots */
+  volatile uint64_t case_start_us;       /* target: CLOCK_MONOTONIC start of the running case */
+  uint32_t offset[FFCC_BATCH_MAX];       /* fuzzer: case i's bytes at FFCC_BATCH_DATA + offset */
+  uint32_t len[FFCC_BATCH_MAX];          /* fuzzer: case i's length */
+  uint32_t elapsed_us[FFCC_BATCH_MAX];   /* target: how long each finished case ran */
+};
+_Static_assert(sizeof(struct ffcc_batch) <= FFCC_BATCH_DATA, "batch header too big");
+_Static_assert(FFCC_BATCH_MAPS == FFCC_BATCH_DATA + FFCC_BATCH_DATA_SIZE, "batch layout");
+_Static_assert(FFCC_BATCH_SHM_SIZE == FFCC_BATCH_MAPS + FFCC_BATCH_MAPS_SIZE, "batch layout");
 
 #endif
