@@ -101,7 +101,10 @@ int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms)
             return FFCC_RUN_ERROR;
         e->child_pid = pid;
         if (wait_status(e, timeout_ms, &status, &timed_out)) return FFCC_RUN_ERROR;
-        if (WIFSTOPPED(status) && !timed_out) break; /* all done, the child waits */
+        if (WIFSTOPPED(status) && !timed_out) { /* the child waits for the next batch */
+            if (b->done < n) return FFCC_RUN_ERROR; /* not an ffcc runtime's answer */
+            break;
+        }
         e->child_pid = -1;
         if (b->started > b->done) { /* the child died in this case: the status is its */
             uint32_t i = b->done;

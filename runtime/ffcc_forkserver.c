@@ -93,7 +93,7 @@ static void next_case(void) {
     begin_case();
     return;
   }
-  uint32_t request;
+  uint32_t request; /* what waitpid() says of a child stopped by SIGSTOP */
   if (!write_word((uint32_t)((SIGSTOP << 8) | 0x7f)) || !read_word(&request) ||
       !write_word((uint32_t)getpid()))
     _exit(0);
@@ -155,7 +155,10 @@ static void start_forkserver(void) {
   int want_shared_input = &__afl_sharedmem_fuzzing && __afl_sharedmem_fuzzing &&
                           getenv(FFCC_ENV_SHM_FUZZ_ID) != NULL;
   attach_batch(want_shared_input);
-  if (!write_word(hello_word(want_shared_input))) return; /* no fuzzer */
+  if (!write_word(hello_word(want_shared_input))) { /* no fuzzer */
+    batch = NULL;
+    return;
+  }
   if (want_shared_input) {
     uint32_t reply;
     if (!read_word(&reply)) _exit(1);
