@@ -55,7 +55,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             by_site[id(site)] = (function, requests)
             continue
         placed += 1
-        labels += [_record(unit, function, request, index) for index, request in indexed]
+        labels += _records(unit, function, site, indexed)
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
@@ -92,16 +92,13 @@ def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed,
         rewrite_binop(edits, site, indexed, tag)
 
 
-def _record(unit: Unit, function: Function, request: LabelRequest, index: int) -> Label:
-    line, column = unit.line_col(unit.span(request.site.cursor)[0])
-    return Label(
-        index=index,
-        criterion=request.criterion,
-        operator=request.operator,
-        file=unit.path,
-        line=line,
-        column=column,
-        function=function.name,
-        original=unit.flat_text(request.site.cursor) or request.site.text,
-        predicate=request.predicate,
-    )
+def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed
+             ) -> list[Label]:
+    """The records of one placed site's labels; position and original text are the site's,
+    so they are worked out once, not once per label (a site has up to a dozen)."""
+    line, column = unit.line_col(unit.span(site.cursor)[0])
+    original = unit.flat_text(site.cursor) or site.text
+    return [Label(index=index, criterion=request.criterion, operator=request.operator,
+                  file=unit.path, line=line, column=column, function=function.name,
+                  original=original, predicate=request.predicate)
+            for index, request in indexed]

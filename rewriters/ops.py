@@ -1,8 +1,10 @@
 """Operator kinds of binary and unary expressions, and integer constant values, from libclang.
 
 The Python bindings of libclang 18 do not wrap ``clang_getCursorBinaryOperatorKind``,
-``clang_getCursorUnaryOperatorKind`` and ``clang_Cursor_Evaluate``; we bind them here. They work inside macro expansions too,
-where tokens are useless (every node there points at the invocation text).
+``clang_getCursorUnaryOperatorKind`` and ``clang_Cursor_Evaluate``; we bind them here. They work
+inside macro expansions too, where tokens are useless (every node there points at the invocation
+text). ``expansion_extent`` binds ``clang_getExpansionLocation`` to read node extents without the
+bindings' per-location objects.
 """
 
 from __future__ import annotations
@@ -48,12 +50,29 @@ _eval_kind = _bind("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
 _eval_int = _bind("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
 _eval_dispose = _bind("clang_EvalResult_dispose", [ctypes.c_void_p], None)
 _from_main_file = _bind("clang_Location_isFromMainFile", [cindex.SourceLocation], ctypes.c_int)
+_extent = _bind("clang_getCursorExtent", [cindex.Cursor], cindex.SourceRange)
+_range_start = _bind("clang_getRangeStart", [cindex.SourceRange], cindex.SourceLocation)
+_range_end = _bind("clang_getRangeEnd", [cindex.SourceRange], cindex.SourceLocation)
+_expansion = _bind("clang_getExpansionLocation",
+                   [cindex.SourceLocation, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                    ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint)], None)
 
 
 def written_in_main_file(location: cindex.SourceLocation) -> bool:
     """One libclang call; exact for file locations such as a macro invocation's (a location
     inside a macro expansion is never "written" in the main file)."""
     return bool(_from_main_file(location))
+
+
+def expansion_extent(cursor: Cursor) -> tuple[int, int, int | None]:
+    """(start offset, end offset, file handle of the start) of a node's extent, as expansion
+    locations: what ``cursor.extent.start.offset`` etc. give, for a third of the time (no
+    line and column, no Python objects per location; rewriters ask this for every node)."""
+    extent = _extent(cursor)
+    file, start, end = ctypes.c_void_p(), ctypes.c_uint(), ctypes.c_uint()
+    _expansion(_range_start(extent), ctypes.byref(file), None, None, ctypes.byref(start))
+    _expansion(_range_end(extent), None, None, None, ctypes.byref(end))
+    return start.value, end.value, file.value
 
 
 def binary_op(cursor: Cursor) -> str | None:

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, TypeKind
 
-from .ops import written_in_main_file
+from .ops import expansion_extent, written_in_main_file
 
 INTEGER_KINDS = frozenset({
     TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR16, TypeKind.CHAR32,
@@ -51,15 +52,30 @@ def builtin_header_args() -> tuple[str, ...]:
     The libclang wheel ships without its resource directory, so borrow the installed clang's,
     or else gcc's include directory.
     """
-    for command, flag in ((["clang", "-print-resource-dir"], "-resource-dir"),
-                          (["gcc", "-print-file-name=include"], "-isystem")):
-        if shutil.which(command[0]) is None:
-            continue
-        found = subprocess.run(command, capture_output=True, text=True).stdout.strip()
-        root = Path(found) / "include" if flag == "-resource-dir" else Path(found)
-        if (root / "stddef.h").is_file():
-            return (flag, found)
+    clang = shutil.which("clang")
+    if clang is not None:
+        found = _default_resource_dir(clang) or _ask(clang, "-print-resource-dir")
+        if (Path(found) / "include" / "stddef.h").is_file():
+            return ("-resource-dir", found)
+    gcc = shutil.which("gcc")
+    if gcc is not None:
+        found = _ask(gcc, "-print-file-name=include")
+        if (Path(found) / "stddef.h").is_file():
+            return ("-isystem", found)
     return ()
+
+
+def _default_resource_dir(clang: str) -> str | None:
+    """clang's resource directory where clang puts it by default, ``<bin>/../lib/clang/<ver>``,
+    when there is exactly one candidate: found without running clang, which would cost every
+    labelled compile a twentieth of a second."""
+    root = Path(os.path.realpath(clang)).parent.parent / "lib" / "clang"
+    found = [p.parent.parent for p in root.glob("*/include/stddef.h")]
+    return str(found[0]) if len(found) == 1 else None
+
+
+def _ask(compiler: str, option: str) -> str:
+    return subprocess.run([compiler, option], capture_output=True, text=True).stdout.strip()
 
 
 class ParseError(RuntimeError):
@@ -70,8 +86,10 @@ class ParseError(RuntimeError):
 Rename = dict[int, tuple[int, str]]
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One raw token (``lex``); a tuple because files have tens of thousands of them, and a
+    frozen dataclass takes twice as long to build."""
+
     offset: int
     end: int
     spelling: str
@@ -94,9 +112,9 @@ class Unit:
         if fatal:
             raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
                                        for d in fatal[:5]))
-        self._locations: dict[Cursor, tuple[int, int, bool]] = {}
+        self._locations: dict[bytes, tuple[int, int, bool]] = {}
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
-        self._top_level = list(self.tu.cursor.get_children())  # walked twice; costly to list
+        self._top_level = children(self.tu.cursor)  # walked twice; costly to list
         self._macro_starts, self._macro_ends = _outermost(
             (c.extent.start.offset, c.extent.end.offset)
             for c in self._top_level
@@ -114,15 +132,15 @@ class Unit:
 
     def _located(self, cursor: Cursor) -> tuple[int, int, bool]:
         """(start, end, in the main file) of a node, cached: each libclang location costs
-        several calls, and files compare by handle, not by name."""
-        found = self._locations.get(cursor)
+        several calls, and files compare by handle, not by name.  The key is the cursor's
+        bytes, not the cursor: hashing one is a libclang call (equal bytes are the same node;
+        the rare equal cursors with different bytes only cost a second lookup)."""
+        key = bytes(cursor)
+        found = self._locations.get(key)
         if found is None:
-            extent = cursor.extent
-            start = extent.start
-            file = start.file
-            found = self._locations[cursor] = (
-                start.offset, extent.end.offset,
-                file is not None and _handle(file) == self._main_file)
+            start, end, file = expansion_extent(cursor)
+            found = self._locations[key] = (start, end, file is not None
+                                            and file == self._main_file)
         return found
 
     def text(self, cursor: Cursor) -> str:
@@ -135,10 +153,8 @@ class Unit:
         A node inside a macro expansion gets the invocation's extent (or an empty one); its
         extent then lies within a macro range and is not its own text.
         """
-        if not self.in_main_file(cursor):
-            return False
-        start, end = self.span(cursor)
-        if end <= start:
+        start, end, in_main_file = self._located(cursor)
+        if not in_main_file or end <= start:
             return False
         return all(start <= m_start and m_end <= end for m_start, m_end in self._macros_over(start, end))
 
@@ -198,8 +214,13 @@ class Unit:
         return join_tokens(spellings)
 
     def first_token(self, cursor: Cursor) -> str:
-        toks = self.tokens_in(*self.span(cursor))
-        return toks[0].spelling if toks else ""
+        """The spelling of the node's first token ("" if none), without slicing out all of its
+        tokens: asked for every expression node, so nested ones would cost quadratic time."""
+        start, end = self.span(cursor)
+        i = bisect.bisect_left(self._token_offsets, start)
+        if i == len(self.tokens) or self.tokens[i].offset >= end:
+            return ""
+        return self.tokens[i].spelling
 
     def operator_between(self, left: Cursor, right: Cursor) -> Token | None:
         """The single operator token between two operands, or None if it is not plain text."""
@@ -250,8 +271,9 @@ def lex(source: bytes) -> list[Token]:
     for match in _TOKEN.finditer(source):
         kind = _TOKEN_KINDS.get(match.lastgroup)
         if kind is not None:
-            found.append(Token(match.start(), match.end(),
-                               match.group().decode(errors="surrogateescape"), kind))
+            start, end = match.span()
+            found.append(Token(start, end, source[start:end].decode(errors="surrogateescape"),
+                               kind))
     return found
 
 
@@ -279,8 +301,24 @@ def _handle(file: cindex.File) -> int | None:
     return ctypes.cast(file.obj, ctypes.c_void_p).value
 
 
+def _append_child(child: Cursor, _parent: Cursor, found: list[Cursor]) -> int:
+    found.append(child)
+    return 1  # CXChildVisit_Continue
+
+
+_APPEND_CHILD = cindex.callbacks["cursor_visit"](_append_child)  # one C callback for every walk
+
+
 def children(cursor: Cursor) -> list[Cursor]:
-    return list(cursor.get_children())
+    """The node's children, as ``cursor.get_children()`` lists them, for half the time: the
+    bindings' visitor asserts each child is not the null cursor (two more libclang calls per
+    child), and wraps a new C callback per call.  Children keep the translation unit alive."""
+    found: list[Cursor] = []
+    cindex.conf.lib.clang_visitChildren(cursor, _APPEND_CHILD, found)
+    tu = cursor._tu
+    for child in found:
+        child._tu = tu
+    return found
 
 
 def strip_implicit(cursor: Cursor) -> Cursor:
