@@ -71,7 +71,6 @@ static int wait_status(ffcc_engine *e, uint32_t timeout_ms, int32_t *status, int
 static int run_single(ffcc_engine *e, uint32_t timeout_ms)
 {
     struct ffcc_result *r = &e->seg[0];
-    e->seg_cases = 0;
     r->trace = e->shm;
     r->status = ffcc_run_once(e, r->data, r->len, timeout_ms, &r->signal);
     return r->status == FFCC_RUN_ERROR ? FFCC_RUN_ERROR : FFCC_RUN_OK;
@@ -79,10 +78,10 @@ static int run_single(ffcc_engine *e, uint32_t timeout_ms)
 
 int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms)
 {
+    uint32_t n = e->seg_cases;
+    e->seg_cases = e->seg_bytes = 0; /* the next batch starts empty, whatever becomes of this one */
     if (!e->use_batch) return run_single(e, timeout_ms);
     struct ffcc_batch *b = e->batch;
-    uint32_t n = e->seg_cases;
-    ffcc_results_release(e);
     b->count = n;
     b->map_size = e->map_size;
     b->done = 0;
@@ -124,7 +123,6 @@ int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms)
         ffcc_classify(e->seg[i].trace, e->map_size);
     }
     e->counters.execs += n;
-    e->seg_cases = e->seg_bytes = 0;
     return FFCC_RUN_OK;
 }
 

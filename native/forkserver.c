@@ -376,7 +376,6 @@ static int run_alone(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t 
                      int *signal_out)
 {
     ffcc_results_release(e);
-    e->seg_cases = e->seg_bytes = 0;
     memmove(ffcc_batch_next(e), buf, len);
     ffcc_batch_commit(e, len);
     if (ffcc_batch_run(e, timeout_ms) != FFCC_RUN_OK) return FFCC_RUN_ERROR;
