@@ -1,0 +1,134 @@
+"""The ``ffcc`` entry point: hand the command to the compile server, or run it here.
+
+A build runs the compiler once per file and a configure script hundreds of times; starting
+Python, importing ffcc and loading libclang cost more than a small compile itself. The compile
+server (server.py) keeps all that loaded and serves each command in a forked copy of itself
+that takes over this process's stdin, stdout, stderr, working directory, environment and
+umask, so the command behaves as if run here. This module is what each command pays for:
+standard-library imports only.
+
+The server is found by a socket named after this installation (interpreter, ffcc's sources and
+their modification times), so an upgraded or edited ffcc never meets an old server. Without one,
+the command runs here and starts one for the commands that follow. ``FFCC_SERVER=0`` turns the
+server off.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import socket
+import struct
+import sys
+import zlib
+
+MAGIC = b"FFCS"
+STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def socket_dir() -> str:
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    return os.path.join(base, f"ffcc-{os.geteuid()}")
+
+
+def socket_path() -> str:
+    """Where this installation's server listens."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    identity = [os.path.realpath(sys.executable), sys.version]
+    for package in (here, os.path.join(os.path.dirname(here), "rewriters")):
+        for entry in sorted(os.scandir(package), key=lambda e: e.name):
+            if entry.name.endswith(".py"):
+                stat = entry.stat()
+                identity += [entry.path, str(stat.st_mtime_ns), str(stat.st_size)]
+    # zlib, not hashlib: importing hashlib loads OpenSSL, a tenth of what this module may cost.
+    data = "\0".join(identity).encode(errors="surrogateescape")
+    return os.path.join(socket_dir(), f"server-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.sock")
+
+
+def private_dir(path: str) -> bool:
+    """Create the socket directory, or check that nobody else could have put a server there."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    info = os.lstat(path)
+    return info.st_uid == os.geteuid() and (info.st_mode & 0o077) == 0 and os.path.isdir(path) \
+        and not os.path.islink(path)
+
+
+def _receive_exact(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def forward(argv: list[str], path: str) -> int | None:
+    """Run the command in the server; its status (negative: killed by that signal), or None
+    when no server took it (nothing has happened then)."""
+    try:
+        cwd = os.getcwd()
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+    except OSError:  # a deleted working directory or a closed standard stream: run here
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+        mask = os.umask(0)
+        os.umask(mask)
+        request = marshal.dumps((argv, cwd, dict(os.environb), mask))
+        header = MAGIC + struct.pack("<I", len(request))
+        conn.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
+        conn.sendall(request)
+        if _receive_exact(conn, len(MAGIC)) != MAGIC:
+            return None
+    except OSError:
+        conn.close()
+        return None
+
+    def pass_on(signo, _frame):
+        try:
+            conn.sendall(STATUS.pack(signo))
+        except OSError:
+            pass
+
+    for signo in FORWARDED_SIGNALS:
+        signal.signal(signo, pass_on)
+    reply = _receive_exact(conn, STATUS.size)
+    if len(reply) != STATUS.size:
+        print("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
+              "without it)", file=sys.stderr)
+        return 1
+    return STATUS.unpack(reply)[0]
+
+
+def start_server(path: str) -> None:
+    """Start a server in the background for the next commands (one wins if several try)."""
+    import subprocess
+    subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", path], cwd="/",
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def main() -> None:
+    if os.environ.get("FFCC_SERVER", "1") not in ("0", "off", "no", "false"):
+        path = socket_path()
+        if private_dir(os.path.dirname(path)):
+            status = forward(sys.argv, path)
+            if status is not None:
+                if status < 0:  # end the same way, so that make and shells report it
+                    signal.signal(-status, signal.SIG_DFL)
+                    os.kill(os.getpid(), -status)
+                    status = 128 - status
+                os._exit(status & 0xFF)
+            start_server(path)
+    from .cli import main as run_here
+    run_here(sys.argv[1:])

@@ -1,0 +1,216 @@
+"""The compile server: ffcc, its rewriters and libclang loaded once, a forked copy per command.
+
+``python -m ffcc.instrument.server SOCKET`` (client.py starts it) listens on a Unix socket in
+a directory only its user can enter. For each connection it forks a relay, which reads the
+command (argv, working directory, environment, umask, and the client's stdin, stdout and
+stderr as file descriptors), acknowledges it and forks the worker that runs it exactly as
+``ffcc`` would in the client's place: the worker may even ``exec`` the backend compiler. The
+relay reports how the worker ended; signals the client receives (make's Ctrl-C) are passed on
+to the worker's process group, and a client that disappears takes the worker with it.
+
+One server per socket: the first to lock ``SOCKET.lock`` serves, later ones leave at once. It
+leaves after ``FFCC_SERVER_IDLE`` seconds (default 300) without a command, unlinking its socket
+first so that late clients run their command themselves.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import marshal
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+
+from .client import MAGIC, STATUS
+
+HEADER = struct.Struct("<4sI")
+DEFAULT_IDLE_SECONDS = 300.0
+FD_COUNT = 3
+
+
+def preload() -> None:
+    """Import what commands use, and load libclang, before any command is forked off."""
+    from clang.cindex import conf
+    from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
+
+    import ffcc.rewriters  # noqa: F401
+
+    from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
+    conf.lib  # noqa: B018  (loads libclang.so)
+
+
+def _receive_exact(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("client left")
+        data += chunk
+    return data
+
+
+def receive_request(conn: socket.socket) -> tuple[tuple, list[int]]:
+    """The command and the client's three standard file descriptors."""
+    fds: list[int] = []
+    data, ancillary, _flags, _addr = conn.recvmsg(HEADER.size, socket.CMSG_SPACE(
+        FD_COUNT * 4))
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds += struct.unpack(f"{len(payload) // 4}i", payload[:len(payload) // 4 * 4])
+    if not data:
+        raise ConnectionError("client left")
+    data += _receive_exact(conn, HEADER.size - len(data))
+    magic, length = HEADER.unpack(data)
+    if magic != MAGIC or len(fds) != FD_COUNT:
+        for fd in fds:
+            os.close(fd)
+        raise ConnectionError("not an ffcc client")
+    return marshal.loads(_receive_exact(conn, length)), fds
+
+
+def work(request: tuple, fds: list[int]) -> None:
+    """Become the client's ``ffcc`` process and run the command; never returns."""
+    argv, cwd, environment, mask = request
+    status = 1
+    try:
+        os.setpgid(0, 0)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(cwd)
+        os.umask(mask)
+        os.environb.clear()
+        os.environb.update(environment)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signo in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
+            signal.signal(signo, signal.SIG_DFL)
+        sys.argv = list(argv)
+        sys.stdout.reconfigure(line_buffering=os.isatty(1))
+        from .cli import main
+        main(argv[1:])
+        status = 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            status = done.code or 0
+        else:
+            print(done.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        _flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:  # noqa: BLE001  (report it where the user looks, as Python would)
+        traceback.print_exc()
+    _flush()
+    os._exit(status & 0xFF)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def supervise(worker: int, conn: socket.socket) -> int:
+    """Wait for the worker, passing on the client's signals; its status as the client reports
+    it (minus the signal that killed it)."""
+    try:
+        os.setpgid(worker, worker)  # also done by the worker: whichever runs first
+    except OSError:
+        pass
+    pidfd = os.pidfd_open(worker)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.register(conn, select.POLLIN)
+    while True:
+        for fd, _event in poller.poll():
+            if fd == pidfd:
+                return os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1])
+            message = conn.recv(STATUS.size)
+            if len(message) == STATUS.size:
+                signo = STATUS.unpack(message)[0]
+            else:  # the client is gone: so is its command
+                signo = signal.SIGKILL
+                poller.unregister(conn)
+            try:
+                os.killpg(worker, signo)
+            except OSError:
+                pass
+
+
+def relay(conn: socket.socket) -> None:
+    """Serve one connection in a child of the server; never returns."""
+    status = 1
+    try:
+        request, fds = receive_request(conn)
+        conn.sendall(MAGIC)
+        worker = os.fork()
+        if worker == 0:
+            conn.close()
+            work(request, fds)
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(STATUS.pack(supervise(worker, conn)))
+        status = 0
+    except (OSError, ValueError, EOFError):
+        pass
+    os._exit(status)
+
+
+def _reap(children: set[int]) -> None:
+    for pid in list(children):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            children.discard(pid)
+
+
+def serve(path: str) -> None:
+    lock = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server has it
+    preload()
+    gc.freeze()  # forked copies then share the imported objects' pages instead of copying them
+    idle = float(os.environ.get("FFCC_SERVER_IDLE") or DEFAULT_IDLE_SECONDS)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener.bind(path)
+    listener.listen(128)
+    children: set[int] = set()
+    last_request = time.monotonic()
+    while True:
+        _reap(children)
+        remaining = last_request + idle - time.monotonic()
+        if remaining <= 0 and not children:
+            break
+        ready, _, _ = select.select([listener], [], [], max(min(remaining, 1.0), 0.05))
+        if not ready:
+            continue
+        conn, _addr = listener.accept()
+        last_request = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            os.close(lock)
+            relay(conn)
+        children.add(pid)
+        conn.close()
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,144 @@
+"""The compile server runs a command exactly as ffcc would run it in the client's place."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import SAMPLES, needs_clang
+
+BROKEN = "int main(void) { return 0 }\n"
+LABELLED = {"FFCC_FLAGS": "--mcc --wm"}
+
+
+@pytest.fixture
+def private_server(tmp_path, monkeypatch):
+    """A server of our own (its own socket directory), gone a few seconds after the test."""
+    runtime_dir = tmp_path / "run"
+    runtime_dir.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    monkeypatch.setenv("FFCC_SERVER_IDLE", "5")
+    monkeypatch.delenv("FFCC_SERVER", raising=False)
+    from ffcc.instrument.client import socket_path
+    return Path(socket_path())
+
+
+def run(args, cwd, env=None, stdin=None, server=True):
+    env = {**os.environ, **(env or {}), "FFCC_SERVER": "1" if server else "0"}
+    return subprocess.run(["ffcc", *args], cwd=cwd, env=env, input=stdin, capture_output=True,
+                          timeout=120)
+
+
+def wait_for_server(path: Path) -> None:
+    for _ in range(100):
+        try:
+            with socket.socket(socket.AF_UNIX) as probe:
+                probe.connect(str(path))
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"no server at {path}")
+
+
+def recorder(tmp_path: Path, body: str) -> Path:
+    """A stand-in backend compiler (FFCC_CC) that runs a shell body."""
+    script = tmp_path / "cc-stand-in"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_first_command_starts_the_server_next_ones_run_in_it(tmp_path, private_server):
+    backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo "$@"')
+    first = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
+    assert first.returncode == 0 and b"ffcc.instrument.server" not in first.stdout
+    wait_for_server(private_server)
+    assert stat.S_IMODE(private_server.parent.stat().st_mode) == 0o700
+    second = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
+    assert second.returncode == 0 and b"ffcc.instrument.server" in second.stdout
+    assert second.stdout.splitlines()[1] == first.stdout.splitlines()[1]
+
+
+@needs_clang
+def test_same_output_status_and_files_as_without_it(tmp_path, private_server):
+    (tmp_path / "broken.c").write_text(BROKEN)
+    sources = [str(p) for p in sorted((SAMPLES / "temperature").glob("*.c"))]
+    commands = [
+        (["-c", "broken.c", "-o", "broken.o"], None),
+        (["-E", "-x", "c", "-"], b"#ifdef __FFCC__\nffcc_defined\n#endif\n"),
+        (["--help"], None),
+        (["--cc=no-such-cc", "-c", "x.c"], None),
+        ([*sources, "-o", "temperature"], None),
+    ]
+    run(["--help"], tmp_path)
+    wait_for_server(private_server)
+    for args, stdin in commands:
+        outcomes = []
+        for server in (True, False):
+            done = run(args, tmp_path, LABELLED, stdin, server)
+            outcomes.append((done.returncode, done.stdout, done.stderr.replace(b"temperature-1", b"")))
+            if args[-1] == "temperature":
+                db = tmp_path / "temperature.labels.jsonl"
+                outcomes[-1] += (db.read_bytes(), (tmp_path / "temperature").stat().st_mode)
+                db.unlink()
+        assert outcomes[0] == outcomes[1], args
+    assert run(["-E", "-x", "c", "-"], tmp_path, stdin=b"__FFCC__\n").stdout.endswith(b"1\n")
+
+
+def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
+    backend = recorder(tmp_path, 'pwd; touch made')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
+    wait_for_server(private_server)
+    done = subprocess.run(f"umask 077 && exec ffcc -c x.c", shell=True, cwd=sub, capture_output=True,
+                          env={**os.environ, "FFCC_CC": str(backend)})
+    assert done.stdout.decode().strip() == str(sub)
+    assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600
+
+
+def test_exit_status_and_signals_reach_the_client(tmp_path, private_server):
+    pidfile = tmp_path / "backend.pid"
+    slow = recorder(tmp_path, 'case " $* " in *" --version "*) exit 0;; *" -c "*) exit 3;; esac; '
+                    f'echo $$ > {pidfile}; exec sleep 60')
+    env = {**os.environ, "FFCC_CC": str(slow)}
+    assert run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(slow)}).returncode == 3
+    wait_for_server(private_server)
+    assert run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(slow)}).returncode == 3
+    client = subprocess.Popen(["ffcc", "-E", "x.c"], cwd=tmp_path, env=env)
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    backend = int(pidfile.read_text())
+    client.send_signal(signal.SIGINT)
+    assert client.wait(timeout=10) == -signal.SIGINT
+    for _ in range(100):
+        if not Path(f"/proc/{backend}").exists():
+            break
+        time.sleep(0.05)
+    assert not Path(f"/proc/{backend}").exists(), "the backend outlived its client"
+
+
+def test_stale_socket_is_replaced(tmp_path, private_server):
+    private_server.parent.mkdir(mode=0o700, exist_ok=True)
+    with socket.socket(socket.AF_UNIX) as dead:
+        dead.bind(str(private_server))  # bound, never listening: a crashed server's leftover
+    done = run(["--help"], tmp_path)
+    assert done.returncode == 0 and b"ffcc options" in done.stdout
+    wait_for_server(private_server)
+
+
+def test_foreign_socket_directory_is_not_used(tmp_path, private_server):
+    private_server.parent.mkdir(mode=0o777, exist_ok=True)
+    private_server.parent.chmod(0o777)
+    assert run(["--help"], tmp_path).returncode == 0
+    time.sleep(0.5)
+    assert not private_server.exists()
