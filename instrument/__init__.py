@@ -1,6 +1,7 @@
 """The ffcc compiler driver.
 
-``cli`` is the entry point; ``options`` and ``command_line`` read what was asked,
+``client`` is the entry point (it hands commands to the compile server, ``server``) and
+``cli`` runs them; ``options`` and ``command_line`` read what was asked,
 ``plan`` turns it into backend commands (pure data), ``toolchain`` and
 ``runtime_cache`` find the compiler and build the C runtime, ``labels`` and
 ``label_db`` add labels (through ffcc.rewriters) and read the label database
