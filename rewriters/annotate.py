@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -63,6 +64,30 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
                       skipped=skipped)
 
 
+# A parenthesised identifier or number that is neither a call's argument list nor a cast.
+_PARENTHESISED_ATOM = re.compile(r"(?<![\w\])])\(\s*([A-Za-z_]\w*|\d[\w.]*)\s*\)(?!\s*[\w(])")
+
+
+def predicate_key(predicate: str) -> str:
+    """The predicate without parentheses that cannot change its meaning: around a lone
+    identifier or number, and around the whole (criteria spell the same condition either way:
+    ROR's ``(x) < (0)`` is ABS's ``(x) < 0``, MCC's ``(a) && !(b)`` is COR's ``((a) && !(b))``)."""
+    key = _PARENTHESISED_ATOM.sub(r"\1", predicate).strip()
+    while key.startswith("(") and _closing(key, 0) == len(key) - 1:
+        key = key[1:-1].strip()
+    return key
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the parenthesis closing the one at ``start`` (-1 if none)."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return -1
+
+
 def _group_unique(requests: list[tuple[Function, LabelRequest]]
                   ) -> dict[int, tuple[Function, list[LabelRequest]]]:
     """Requests per site in emission order; a second request with the same predicate at the
@@ -70,10 +95,10 @@ def _group_unique(requests: list[tuple[Function, LabelRequest]]
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
     seen: defaultdict[int, set[str]] = defaultdict(set)
     for function, request in requests:
-        key = id(request.site)
-        if request.predicate in seen[key]:
+        key, predicate = id(request.site), predicate_key(request.predicate)
+        if predicate in seen[key]:
             continue
-        seen[key].add(request.predicate)
+        seen[key].add(predicate)
         by_site.setdefault(key, (function, []))[1].append(request)
     return by_site
 

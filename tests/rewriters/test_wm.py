@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ffcc.rewriters import LabelOptions
+from ffcc.rewriters.annotate import predicate_key
 
 from rewriter_harness import annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
 
@@ -92,8 +93,27 @@ def test_cor_needing_a_skipped_call_is_left_out(tmp_path):
 
 
 def test_duplicate_predicates_at_one_site_are_emitted_once(tmp_path):
+    # ABS's kill conditions a > 0 and a == 0 are ROR's (spelled with other parentheses).
     ann = annotate_code(tmp_path, "int f(int a) {\n  return a < 0;\n}\n", wm("ROR", "ABS"))
-    assert [l.predicate for l in ann.labels].count("(a) == 0") == 1
+    assert [(l.operator, l.predicate) for l in ann.labels] == [
+        ("wm.ror.lt_le", "(a) == (0)"), ("wm.ror.lt_gt", "(a) != (0)"),
+        ("wm.ror.lt_eq", "(a) <= (0)"), ("wm.ror.lt_ne", "(a) > (0)"), ("wm.abs.abs", "(a) < 0")]
+
+
+def test_cor_mutants_that_are_mcc_combinations_are_emitted_once(tmp_path):
+    options = LabelOptions(mcc=True, wm_ops=("COR",))
+    ann = annotate_code(tmp_path, "int f(int a, int b) {\n  return a && b;\n}\n", options)
+    assert [l.criterion for l in ann.labels].count("mcc") == 4
+    assert [l.operator for l in ann.labels if l.criterion == "wm"] == ["wm.cor.and_or"]
+
+
+@pytest.mark.parametrize("spelled, same", [
+    ("(a) < (0)", "a < 0"), ("((a) && !(b))", "a && !b"), ("(a + b) * (c)", "(a + b) * c"),
+    ("f(x) > (y)", "f(x) > y"), ("(int)x > 0", "(int)x > 0"), ("(a) - (b)", "a - b"),
+    ("(a) + (b)) * ((c)", "a + b) * (c"),
+])
+def test_predicate_key_drops_only_parentheses_that_mean_nothing(spelled, same):
+    assert predicate_key(spelled) == same
 
 
 def test_side_effect_operands_go_through_temporaries(tmp_path):
