@@ -25,6 +25,7 @@ import zlib
 
 MAGIC = b"FFCS"
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
+SOCKET_PATH_MAX = 104  # sun_path holds 108 bytes on Linux, 104 on the BSDs
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
@@ -60,10 +61,14 @@ def private_dir(path: str) -> bool:
         and not os.path.islink(path)
 
 
-def _receive_exact(conn: socket.socket, size: int) -> bytes:
+def receive_exact(conn: socket.socket, size: int) -> bytes:
+    """``size`` bytes, or fewer if the other side went away."""
     data = b""
     while len(data) < size:
-        chunk = conn.recv(size - len(data))
+        try:
+            chunk = conn.recv(size - len(data))
+        except ConnectionResetError:
+            break
         if not chunk:
             break
         data += chunk
@@ -88,7 +93,7 @@ def forward(argv: list[str], path: str) -> int | None:
         header = MAGIC + struct.pack("<I", len(request))
         conn.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
         conn.sendall(request)
-        if _receive_exact(conn, len(MAGIC)) != MAGIC:
+        if receive_exact(conn, len(MAGIC)) != MAGIC:
             return None
     except OSError:
         conn.close()
@@ -102,7 +107,7 @@ def forward(argv: list[str], path: str) -> int | None:
 
     for signo in FORWARDED_SIGNALS:
         signal.signal(signo, pass_on)
-    reply = _receive_exact(conn, STATUS.size)
+    reply = receive_exact(conn, STATUS.size)
     if len(reply) != STATUS.size:
         print("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
               "without it)", file=sys.stderr)
@@ -121,7 +126,7 @@ def start_server(path: str) -> None:
 def main() -> None:
     if os.environ.get("FFCC_SERVER", "1") not in ("0", "off", "no", "false"):
         path = socket_path()
-        if private_dir(os.path.dirname(path)):
+        if len(path.encode()) < SOCKET_PATH_MAX and private_dir(os.path.dirname(path)):
             status = forward(sys.argv, path)
             if status is not None:
                 if status < 0:  # end the same way, so that make and shells report it

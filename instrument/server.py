@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 
-from .client import MAGIC, STATUS
+from .client import MAGIC, STATUS, receive_exact
 
 HEADER = struct.Struct("<4sI")
 DEFAULT_IDLE_SECONDS = 300.0
@@ -35,23 +35,24 @@ FD_COUNT = 3
 
 
 def preload() -> None:
-    """Import what commands use, and load libclang, before any command is forked off."""
-    from clang.cindex import conf
-    from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
-
-    import ffcc.rewriters  # noqa: F401
-
+    """Import what commands use, and load libclang, before any command is forked off. What
+    fails to load here fails in the command that needs it, with the message it would give
+    without a server."""
     from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
-    conf.lib  # noqa: B018  (loads libclang.so)
+    try:
+        from clang.cindex import conf
+        from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
+
+        import ffcc.rewriters  # noqa: F401
+        conf.lib  # noqa: B018  (loads libclang.so)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _receive_exact(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("client left")
-        data += chunk
+    data = receive_exact(conn, size)
+    if len(data) < size:
+        raise ConnectionError("client left")
     return data
 
 
@@ -133,7 +134,7 @@ def supervise(worker: int, conn: socket.socket) -> int:
         for fd, _event in poller.poll():
             if fd == pidfd:
                 return os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1])
-            message = conn.recv(STATUS.size)
+            message = receive_exact(conn, STATUS.size)
             if len(message) == STATUS.size:
                 signo = STATUS.unpack(message)[0]
             else:  # the client is gone: so is its command
