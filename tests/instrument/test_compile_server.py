@@ -104,7 +104,9 @@ def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
     assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600
 
 
-def test_exit_status_and_signals_reach_the_client(tmp_path, private_server):
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGKILL])
+def test_exit_status_and_signals_reach_the_client(tmp_path, private_server, signo):
+    """Ctrl-C is passed on to the command; a client killed outright takes it along."""
     pidfile = tmp_path / "backend.pid"
     slow = recorder(tmp_path, 'case " $* " in *" --version "*) exit 0;; *" -c "*) exit 3;; esac; '
                     f'echo $$ > {pidfile}; exec sleep 60')
@@ -118,8 +120,8 @@ def test_exit_status_and_signals_reach_the_client(tmp_path, private_server):
             break
         time.sleep(0.05)
     backend = int(pidfile.read_text())
-    client.send_signal(signal.SIGINT)
-    assert client.wait(timeout=10) == -signal.SIGINT
+    client.send_signal(signo)
+    assert client.wait(timeout=10) == -signo
     for _ in range(100):
         if not Path(f"/proc/{backend}").exists():
             break
