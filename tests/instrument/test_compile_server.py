@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,15 +21,16 @@ LABELLED = {"FFCC_FLAGS": "--mcc --wm"}
 
 
 @pytest.fixture
-def private_server(tmp_path, monkeypatch):
-    """A server of our own (its own socket directory), gone a few seconds after the test."""
-    runtime_dir = tmp_path / "run"
-    runtime_dir.mkdir()
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+def private_server(monkeypatch):
+    """A server of our own (its own socket directory), gone a few seconds after the test.
+    The directory is short: pytest's own paths can be longer than a socket path may be."""
+    runtime_dir = tempfile.mkdtemp(prefix="ffcc-test-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime_dir)
     monkeypatch.setenv("FFCC_SERVER_IDLE", "5")
     monkeypatch.delenv("FFCC_SERVER", raising=False)
     from ffcc.instrument.client import socket_path
-    return Path(socket_path())
+    yield Path(socket_path())
+    shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
 def run(args, cwd, env=None, stdin=None, server=True):
@@ -144,3 +147,13 @@ def test_foreign_socket_directory_is_not_used(tmp_path, private_server):
     assert run(["--help"], tmp_path).returncode == 0
     time.sleep(0.5)
     assert not private_server.exists()
+
+
+def test_socket_path_too_long_runs_in_process(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    done = run(["--help"], tmp_path)
+    assert done.returncode == 0 and b"ffcc options" in done.stdout
+    time.sleep(0.5)
+    assert not any(deep.rglob("*.sock*"))
