@@ -126,7 +126,10 @@ def supervise(worker: int, conn: socket.socket) -> int:
         os.setpgid(worker, worker)  # also done by the worker: whichever runs first
     except OSError:
         pass
-    pidfd = os.pidfd_open(worker)
+    try:
+        pidfd = os.pidfd_open(worker)
+    except (AttributeError, OSError):  # not Linux 5.3+: wait, without passing signals on
+        return os.waitstatus_to_exitcode(os.waitpid(worker, 0)[1])
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     poller.register(conn, select.POLLIN)
@@ -179,7 +182,10 @@ def serve(path: str) -> None:
         return  # another server has it
     preload()
     gc.freeze()  # forked copies then share the imported objects' pages instead of copying them
-    idle = float(os.environ.get("FFCC_SERVER_IDLE") or DEFAULT_IDLE_SECONDS)
+    try:
+        idle = float(os.environ.get("FFCC_SERVER_IDLE") or DEFAULT_IDLE_SECONDS)
+    except ValueError:
+        idle = DEFAULT_IDLE_SECONDS
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         os.unlink(path)
