@@ -66,6 +66,8 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
 
 # A parenthesised identifier or number that is neither a call's argument list nor a cast.
 _PARENTHESISED_ATOM = re.compile(r"(?<![\w\])])\(\s*([A-Za-z_]\w*|\d[\w.]*)\s*\)(?!\s*[\w(])")
+_PARENTHESIS = re.compile(r"[()]")
+_NO_PARENTHESES_OR_SPACE = str.maketrans("", "", "() \t")
 
 
 def predicate_key(predicate: str) -> str:
@@ -73,33 +75,36 @@ def predicate_key(predicate: str) -> str:
     identifier or number, and around the whole (criteria spell the same condition either way:
     ROR's ``(x) < (0)`` is ABS's ``(x) < 0``, MCC's ``(a) && !(b)`` is COR's ``((a) && !(b))``)."""
     key = _PARENTHESISED_ATOM.sub(r"\1", predicate).strip()
-    while key.startswith("(") and _closing(key, 0) == len(key) - 1:
+    while key.startswith("(") and _wrapped(key):
         key = key[1:-1].strip()
     return key
 
 
-def _closing(text: str, start: int) -> int:
-    """Index of the parenthesis closing the one at ``start`` (-1 if none)."""
+def _wrapped(text: str) -> bool:
+    """Whether the parenthesis opening ``text`` closes at its very end."""
     depth = 0
-    for i in range(start, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
+    for paren in _PARENTHESIS.finditer(text):
+        depth += 1 if paren.group() == "(" else -1
         if depth == 0:
-            return i
-    return -1
+            return paren.end() == len(text)
+    return False
 
 
 def _group_unique(requests: list[tuple[Function, LabelRequest]]
                   ) -> dict[int, tuple[Function, list[LabelRequest]]]:
     """Requests per site in emission order; a second request with the same predicate at the
-    same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS zero on ``x < 0``)."""
+    same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS zero on ``x < 0``).
+    Predicates are first told apart without any parentheses or spaces (cheap, and exact keys
+    can only be equal where those are); only those that then look alike get exact keys."""
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
-    seen: defaultdict[int, set[str]] = defaultdict(set)
+    seen: defaultdict[tuple[int, str], list[str]] = defaultdict(list)
     for function, request in requests:
-        key, predicate = id(request.site), predicate_key(request.predicate)
-        if predicate in seen[key]:
+        site = id(request.site)
+        alike = seen[site, request.predicate.translate(_NO_PARENTHESES_OR_SPACE)]
+        if alike and predicate_key(request.predicate) in {predicate_key(p) for p in alike}:
             continue
-        seen[key].add(predicate)
-        by_site.setdefault(key, (function, []))[1].append(request)
+        alike.append(request.predicate)
+        by_site.setdefault(site, (function, []))[1].append(request)
     return by_site
 
 
