@@ -19,6 +19,7 @@ import marshal
 import os
 import signal
 import socket
+import stat
 import struct
 import sys
 import zlib
@@ -56,9 +57,9 @@ def private_dir(path: str) -> bool:
         pass
     except OSError:
         return False
-    info = os.lstat(path)
-    return info.st_uid == os.geteuid() and (info.st_mode & 0o077) == 0 and os.path.isdir(path) \
-        and not os.path.islink(path)
+    info = os.lstat(path)  # a symlink is not a directory here
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() \
+        and (info.st_mode & 0o077) == 0
 
 
 def receive_exact(conn: socket.socket, size: int) -> bytes:
