@@ -36,7 +36,8 @@ def label_builder(opts: FfccOptions, backend=None):
 
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
     label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_max, wm_ops=opts.wm_ops,
-                                 only_funcs=selection.functions, in_macros=opts.in_macros)
+                                 only_funcs=selection.functions, in_macros=opts.in_macros,
+                                 macro_compiler=backend.path if backend is not None else None)
     pruner = None
     if opts.prune and backend is not None:
         from .prune import Pruner, default_jobs

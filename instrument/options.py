@@ -179,8 +179,9 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --only=PATTERN     put labels only in files matching PATTERN (repeatable)
   --only-func=NAME   put labels only in function NAME (repeatable)
   --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)
-  --in-macros        accepted for later: labels still stay out of code spelled
-                     inside macro expansions (arguments may be stringified)
+  --in-macros        label the code macros expand to as well (function bodies'
+                     macro invocations are replaced by the preprocessor's
+                     expansion; without it labels stay out of macro expansions)
   --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff);
                      `ffcc --prune build/` prunes an existing project build
   --jobs=N           pruning compiles run at once (default: one per core;

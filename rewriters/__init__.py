@@ -7,8 +7,9 @@ Each label is the statement ``__FFCC_LABEL(i);`` guarded by its predicate; the d
 ``__FFCC_LABEL``, ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
 the ``#line`` mapping. Line structure of the file is kept.
 
-``options.in_macros`` is accepted but code inside macro expansions is always left alone for now:
-macro arguments may be stringified or pasted, so rewriting them can change program output.
+Code inside macro expansions is left alone (its nodes have no text of their own) unless
+``options.in_macros`` asks: then function bodies' macro invocations are first replaced by the
+preprocessor's own expansion of them (macro_expansion.py).
 """
 
 from __future__ import annotations

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from .criteria import selected
 from .edits import EditConflict, EditSet
 from .logic import Decision
+from .macro_expansion import default_compiler, expand_macros
 from .model import Annotation, Label, LabelOptions, LabelRequest
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
-from .unit import Unit
+from .unit import ParseError, Unit
 
 
 @dataclass
@@ -34,6 +35,8 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     """Rewrite one C file with labels for the selected criteria."""
     options = options or LabelOptions()
     unit = Unit(path, compile_args)
+    if options.in_macros:
+        unit = _with_macros_expanded(unit, compile_args, options)
     collector = _Collector()
     for function in find_sites(unit, options.only_funcs):
         collector.function = function
@@ -62,6 +65,19 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
         errors="surrogateescape")
     return Annotation(text=text, labels=labels, left_out=collector.left_out_count,
                       skipped=skipped)
+
+
+def _with_macros_expanded(unit: Unit, compile_args: list[str], options: LabelOptions) -> Unit:
+    """The unit re-parsed with its function bodies' macros expanded (``--in-macros``), or as it
+    is when there is nothing to expand or the expanded text does not parse."""
+    expansion = expand_macros(unit, compile_args, options.macro_compiler or default_compiler(),
+                              options.only_funcs)
+    if expansion is None:
+        return unit
+    try:
+        return Unit(unit.path, compile_args, expansion)
+    except ParseError:
+        return unit
 
 
 # A parenthesised identifier or number that is neither a call's argument list nor a cast.

@@ -19,7 +19,8 @@ class LabelOptions:
     mcc_max: int | None = None  # bound MCC to windows of at most this many atoms
     wm_ops: frozenset[str] = frozenset()  # subset of WM_OPERATORS
     only_funcs: frozenset[str] = frozenset()  # empty: every function
-    in_macros: bool = False  # see rewriters/__init__.py: reported, not yet honoured
+    in_macros: bool = False  # label the code macros expand to (macro_expansion.py)
+    macro_compiler: str | None = None  # whose preprocessor expands them (None: default_compiler)
     mcc_min_atoms: int = 2  # decisions with fewer atoms get no MCC labels (edges cover them)
 
     def __post_init__(self) -> None:

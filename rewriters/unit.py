@@ -16,12 +16,15 @@ import shutil
 import subprocess
 from functools import cache, cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, TypeKind
 
 from .ops import expansion_extent, written_in_main_file
+
+if TYPE_CHECKING:
+    from .macro_expansion import Expansion
 
 INTEGER_KINDS = frozenset({
     TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR16, TypeKind.CHAR32,
@@ -99,13 +102,17 @@ class Token(NamedTuple):
 class Unit:
     """A translation unit restricted to its main file."""
 
-    def __init__(self, path: str, compile_args: list[str]) -> None:
+    def __init__(self, path: str, compile_args: list[str], expansion: Expansion | None = None
+                 ) -> None:
+        """``expansion``: parse that text (the file with macros expanded) in the file's place."""
         self.path = str(Path(path))
-        self.source = Path(path).read_bytes()
+        self.expansion = expansion
+        self.source = Path(path).read_bytes() if expansion is None else expansion.source
         index = cindex.Index.create()
         self.tu = index.parse(
             self.path,
             args=[*builtin_header_args(), *compile_args],
+            unsaved_files=None if expansion is None else [(self.path, self.source)],
             options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
         )
         fatal = [d for d in self.tu.diagnostics if d.severity >= cindex.Diagnostic.Error]
@@ -168,6 +175,10 @@ class Unit:
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
         return bool(self._macros_over(start, end))
+
+    def macro_ranges(self) -> list[tuple[int, int]]:
+        """The outermost macro invocations of the file, in order."""
+        return list(zip(self._macro_starts, self._macro_ends))
 
     def _macros_over(self, start: int, end: int) -> list[tuple[int, int]]:
         """The (outermost) macro invocations sharing text with [start, end)."""
@@ -242,12 +253,16 @@ class Unit:
         ]
 
     def line_col(self, offset: int) -> tuple[int, int]:
+        """Line and column in the file on disk (code from an expanded macro: the invocation's)."""
+        if self.expansion is not None:
+            offset = self.expansion.to_original(offset)
         line = bisect.bisect_right(self._line_starts, offset)
         return line, offset - self._line_starts[line - 1] + 1
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        return [0] + [match.end() for match in re.finditer(rb"\n", self.source)]
+        original = self.source if self.expansion is None else self.expansion.original
+        return [0] + [match.end() for match in re.finditer(rb"\n", original)]
 
 
 _TOKEN = re.compile(rb"""

@@ -80,3 +80,29 @@ def test_drop_in_build_with_archive_and_dependency_files(tmp_path):
     assert all(l["operator"].startswith(("mcc", "wm.ror", "wm.cor")) for l in labels)
     out = subprocess.run([str(tmp_path / "prog"), "42"], capture_output=True, text=True)
     assert out.stdout == "even\n10\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_in_macros_labels_what_a_macro_expands_to(backend, tmp_path):
+    (tmp_path / "prog.c").write_text(
+        "#include <stdio.h>\n#define IN_RANGE(v) ((v) >= 10 && (v) < 20)\n"
+        "int main(int argc, char **argv) {\n  int v = 0; FILE *f = fopen(argv[1], \"r\");\n"
+        '  if (fscanf(f, "%d", &v) != 1) return 1;\n'
+        '  printf("%d %s\\n", IN_RANGE(v), __FILE__);\n  return 0;\n}\n')
+    values = {v: tmp_path / f"value{v}" for v in (5, 10, 19, 20)}
+    for v, path in values.items():
+        path.write_text(str(v))
+    outputs, dbs = [], []
+    for flags in ([], ["--in-macros"]):
+        build = tmp_path / ("in" if flags else "out")
+        ffcc(f"--cc={backend}", "--mcc", *flags, "-o", f"{build}/", "prog.c", cwd=tmp_path)
+        dbs.append(load_db(build / "prog") if flags else [])
+        assert flags or not (build / "prog.labels.jsonl").exists()  # no labels, no database
+        outputs.append([subprocess.run([str(build / "prog"), path], capture_output=True).stdout
+                        for path in values.values()])
+    assert outputs[0] == outputs[1] and outputs[0][1] == b"1 prog.c\n"
+    assert {(l["line"], l["column"], l["original"]) for l in dbs[1]} == {
+        (6, 21, "((v) >= 10 && (v) < 20)")}
+    assert len(dbs[1]) == 4  # one per combination; "below 10 and from 20 on" is infeasible
+    hits = [label_hits(tmp_path / "in" / "prog", v, tmp_path) for v in (b"5", b"15", b"25")]
+    assert all(len(h) == 1 for h in hits) and len(set().union(*hits)) == 3

@@ -1,0 +1,159 @@
+"""``--in-macros``: put the code that macros expand to within reach of labels.
+
+Each outermost macro invocation inside a selected function body is replaced by its expansion as
+the real preprocessor writes it (the backend compiler's ``-E``, run on a copy of the file whose
+invocations are wrapped in marker identifiers). Stringified and pasted arguments, ``__LINE__``
+and ``__FILE__`` therefore come out exactly as the compile would make them, and the rewriters
+then see plain code. An expansion is kept only if preprocessing it again gives it back unchanged
+(a self-referential macro's name in an expansion would otherwise be expanded a second time), and
+only if it holds no directive (``_Pragma`` comes out as a ``#pragma`` line).
+
+An expansion is written on its invocation's first line and followed by as many line breaks as
+the invocation spanned, so every other token keeps its line; ``Expansion.to_original`` maps
+offsets back to the file on disk for the label records.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from clang.cindex import CursorKind
+
+from .unit import Unit, children
+
+# A preprocessing directive: its logical line, continuation lines included.
+_DIRECTIVE = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
+_MARKED = re.compile(rb"__ffcc_mb_(\d+)_(.*?)__ffcc_me_\1_", re.S)
+_PREPROCESS_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Original bytes [old_start, old_end) became expansion bytes [new_start, new_end)."""
+
+    new_start: int
+    new_end: int
+    old_start: int
+    old_end: int
+
+
+class Expansion:
+    """The file with macro invocations replaced, and the way back to the file on disk."""
+
+    def __init__(self, original: bytes, replacements: dict[tuple[int, int], bytes]) -> None:
+        self.original = original
+        pieces: list[bytes] = []
+        self.replaced: list[Replacement] = []
+        pos = size = 0
+        for (start, end), text in sorted(replacements.items()):
+            pieces.append(original[pos:start])
+            size += start - pos
+            text += b"\n" * original.count(b"\n", start, end)
+            self.replaced.append(Replacement(size, size + len(text), start, end))
+            pieces.append(text)
+            size += len(text)
+            pos = end
+        pieces.append(original[pos:])
+        self.source = b"".join(pieces)
+        self._new_starts = [r.new_start for r in self.replaced]
+
+    def to_original(self, offset: int) -> int:
+        """The offset in the file on disk: inside an expansion, its invocation's start."""
+        i = bisect.bisect_right(self._new_starts, offset) - 1
+        if i < 0:
+            return offset
+        r = self.replaced[i]
+        return r.old_start if offset < r.new_end else offset - r.new_end + r.old_end
+
+
+def default_compiler() -> str:
+    """The preprocessor to use when the driver names none: clang, else gcc, else cc."""
+    return shutil.which("clang") or shutil.which("gcc") or "cc"
+
+
+def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
+                  only_funcs: frozenset[str] = frozenset()) -> Expansion | None:
+    """The unit's source with its function bodies' macro invocations expanded; None when there
+    is none to expand or the preprocessor fails (labels then stay out of macros)."""
+    ranges = _invocations(unit, only_funcs)
+    if not ranges:
+        return None
+    first = _preprocess_marked(unit, unit.source, ranges, compile_args, compiler)
+    if first is None:
+        return None
+    expanded = {r: text for r, text in zip(ranges, first) if text is not None}
+    trial = Expansion(unit.source, expanded)
+    again = _preprocess_marked(unit, trial.source, [(r.new_start, r.new_end - _breaks(r, unit))
+                                                    for r in trial.replaced],
+                               compile_args, compiler)
+    if again is None:
+        return None
+    stable = {r: text for (r, text), second in zip(sorted(expanded.items()), again)
+              if second is not None and second.split() == text.split()}
+    return Expansion(unit.source, stable) if stable else None
+
+
+def _breaks(r: Replacement, unit: Unit) -> int:
+    return unit.source.count(b"\n", r.old_start, r.old_end)
+
+
+def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]]:
+    """Outermost macro invocations within the bodies of the functions to label, outside
+    preprocessing directives (a macro in ``#if`` is expanded by the directive itself)."""
+    bodies = []
+    for function in unit.functions():
+        if only_funcs and function.spelling not in only_funcs:
+            continue
+        for child in children(function):
+            if child.kind == CursorKind.COMPOUND_STMT:
+                bodies.append(unit.span(child))
+    directives = [m.span() for m in _DIRECTIVE.finditer(unit.source)]
+    directive_starts = [start for start, _ in directives]
+    found = []
+    for start, end in unit.macro_ranges():
+        if not any(b_start <= start and end <= b_end for b_start, b_end in bodies):
+            continue
+        i = bisect.bisect_right(directive_starts, start) - 1
+        if i >= 0 and start < directives[i][1]:
+            continue
+        found.append((start, end))
+    return found
+
+
+def _preprocess_marked(unit: Unit, source: bytes, ranges: list[tuple[int, int]],
+                       compile_args: list[str], compiler: str) -> list[bytes | None] | None:
+    """What the preprocessor makes of each range of ``source`` (None for one that comes out
+    holding a directive or not at all); None when the preprocessor fails."""
+    pieces = [f"#line 1 {json.dumps(unit.path)}\n".encode()]
+    pos = 0
+    for i, (start, end) in enumerate(ranges):
+        pieces += [source[pos:start], b" __ffcc_mb_%d_ " % i, source[start:end],
+                   b" __ffcc_me_%d_ " % i]
+        pos = end
+    pieces.append(source[pos:])
+    with tempfile.TemporaryDirectory(prefix="ffcc-macros-") as tmp:
+        marked = os.path.join(tmp, os.path.basename(unit.path))
+        with open(marked, "wb") as out:
+            out.write(b"".join(pieces))
+        # Quote includes find the original directory first, as from the original file.
+        command = [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote",
+                   os.path.dirname(os.path.abspath(unit.path)) or ".", marked, "-o", "-"]
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=_PREPROCESS_SECONDS)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    if done.returncode != 0:
+        return None
+    found: list[bytes | None] = [None] * len(ranges)
+    for match in _MARKED.finditer(done.stdout):
+        text = match.group(2)
+        if not re.search(rb"^\s*#", text, re.M):
+            found[int(match.group(1))] = b" ".join(text.split(b"\n")).strip()
+    return found
