@@ -32,7 +32,7 @@ def plain_builds(tmp_path_factory):
     return builds
 
 
-LABELS = {"edges": (), "labels": ("--mcc", "--wm")}
+LABELS = {"edges": (), "labels": ("--mcc", "--wm"), "in-macros": ("--mcc", "--wm", "--in-macros")}
 
 
 @pytest.mark.parametrize("labels", LABELS)
