@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 from clang.cindex import CursorKind
 
-from .unit import Unit, children
+from .unit import Unit, children, lex
 
 # A preprocessing directive: its logical line, continuation lines included.
 _DIRECTIVE = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
 _MARKED = re.compile(rb"__ffcc_mb_(\d+)_(.*?)__ffcc_me_\1_", re.S)
+_MARKER = re.compile(r"__ffcc_m[be]_\d+_")
 _PREPROCESS_SECONDS = 120
 
 
@@ -81,27 +82,39 @@ def default_compiler() -> str:
 def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
                   only_funcs: frozenset[str] = frozenset()) -> Expansion | None:
     """The unit's source with its function bodies' macro invocations expanded; None when there
-    is none to expand or the preprocessor fails (labels then stay out of macros)."""
+    is none to expand, the preprocessor fails, or the expanded file would not preprocess to
+    the very tokens the original does (labels then stay out of macros)."""
     ranges = _invocations(unit, only_funcs)
     if not ranges:
         return None
-    first = _preprocess_marked(unit, unit.source, ranges, compile_args, compiler)
+    preprocess = _Preprocessor(unit, compile_args, compiler)
+    first = preprocess(unit.source, ranges)
     if first is None:
         return None
-    expanded = {r: text for r, text in zip(ranges, first) if text is not None}
+    expanded = {r: text for r, text in zip(ranges, _marked_texts(first, len(ranges)))
+                if text is not None}
     trial = Expansion(unit.source, expanded)
-    again = _preprocess_marked(unit, trial.source, [(r.new_start, r.new_end - _breaks(r, unit))
-                                                    for r in trial.replaced],
-                               compile_args, compiler)
+    again = preprocess(trial.source, [(r.new_start, r.new_end - _breaks(r, unit.source))
+                                      for r in trial.replaced])
     if again is None:
         return None
-    stable = {r: text for (r, text), second in zip(sorted(expanded.items()), again)
+    stable = {r: text for (r, text), second in zip(sorted(expanded.items()),
+                                                   _marked_texts(again, len(expanded)))
               if second is not None and second.split() == text.split()}
-    return Expansion(unit.source, stable) if stable else None
+    if not stable:
+        return None
+    final = trial if len(stable) == len(expanded) else Expansion(unit.source, stable)
+    check = again if final is trial else preprocess(final.source, [])
+    # Markers can split what they wrap from what follows (an object-like macro naming a
+    # function-like one), so the reference is the original preprocessed without them.
+    reference = preprocess(unit.source, [])
+    if check is None or reference is None or _tokens(check) != _tokens(reference):
+        return None
+    return final
 
 
-def _breaks(r: Replacement, unit: Unit) -> int:
-    return unit.source.count(b"\n", r.old_start, r.old_end)
+def _breaks(r: Replacement, original: bytes) -> int:
+    return original.count(b"\n", r.old_start, r.old_end)
 
 
 def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]]:
@@ -127,33 +140,47 @@ def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]
     return found
 
 
-def _preprocess_marked(unit: Unit, source: bytes, ranges: list[tuple[int, int]],
-                       compile_args: list[str], compiler: str) -> list[bytes | None] | None:
-    """What the preprocessor makes of each range of ``source`` (None for one that comes out
-    holding a directive or not at all); None when the preprocessor fails."""
-    pieces = [f"#line 1 {json.dumps(unit.path)}\n".encode()]
-    pos = 0
-    for i, (start, end) in enumerate(ranges):
-        pieces += [source[pos:start], b" __ffcc_mb_%d_ " % i, source[start:end],
-                   b" __ffcc_me_%d_ " % i]
-        pos = end
-    pieces.append(source[pos:])
-    with tempfile.TemporaryDirectory(prefix="ffcc-macros-") as tmp:
-        marked = os.path.join(tmp, os.path.basename(unit.path))
-        with open(marked, "wb") as out:
-            out.write(b"".join(pieces))
+class _Preprocessor:
+    """The backend's ``-E`` on versions of one file, each range wrapped in markers."""
+
+    def __init__(self, unit: Unit, compile_args: list[str], compiler: str) -> None:
+        self.path = unit.path
         # Quote includes find the original directory first, as from the original file.
-        command = [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote",
-                   os.path.dirname(os.path.abspath(unit.path)) or ".", marked, "-o", "-"]
-        try:
-            done = subprocess.run(command, capture_output=True, timeout=_PREPROCESS_SECONDS)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    if done.returncode != 0:
-        return None
-    found: list[bytes | None] = [None] * len(ranges)
-    for match in _MARKED.finditer(done.stdout):
+        self.command = [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote",
+                        os.path.dirname(os.path.abspath(unit.path)) or "."]
+
+    def __call__(self, source: bytes, ranges: list[tuple[int, int]]) -> bytes | None:
+        """The preprocessed text; None when the preprocessor fails."""
+        pieces = [f"#line 1 {json.dumps(self.path)}\n".encode()]
+        pos = 0
+        for i, (start, end) in enumerate(ranges):
+            pieces += [source[pos:start], b" __ffcc_mb_%d_ " % i, source[start:end],
+                       b" __ffcc_me_%d_ " % i]
+            pos = end
+        pieces.append(source[pos:])
+        with tempfile.TemporaryDirectory(prefix="ffcc-macros-") as tmp:
+            marked = os.path.join(tmp, os.path.basename(self.path))
+            with open(marked, "wb") as out:
+                out.write(b"".join(pieces))
+            try:
+                done = subprocess.run([*self.command, marked, "-o", "-"], capture_output=True,
+                                      timeout=_PREPROCESS_SECONDS)
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+        return done.stdout if done.returncode == 0 else None
+
+
+def _marked_texts(output: bytes, count: int) -> list[bytes | None]:
+    """Each marked range's text on one line (None for one that comes out holding a directive
+    or not at all)."""
+    found: list[bytes | None] = [None] * count
+    for match in _MARKED.finditer(output):
         text = match.group(2)
         if not re.search(rb"^\s*#", text, re.M):
             found[int(match.group(1))] = b" ".join(text.split(b"\n")).strip()
     return found
+
+
+def _tokens(output: bytes) -> list[str]:
+    """The preprocessed tokens, markers left out."""
+    return [t.spelling for t in lex(output) if not _MARKER.fullmatch(t.spelling)]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ffcc.rewriters import LabelOptions
-from ffcc.rewriters.macro_expansion import Expansion
+from ffcc.rewriters.macro_expansion import Expansion, default_compiler, expand_macros
+from ffcc.rewriters.unit import Unit
 
 from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
@@ -102,3 +103,13 @@ def test_offsets_map_back_to_the_invocation():
     assert expansion.source == b"a = (1 + 2)\n; b = 7;\n"
     assert [expansion.to_original(i) for i in (0, 4, 8, 11, 12, 13, 17, 18, 19)] == [
         0, 4, 4, 4, 13, 14, 18, 19, 20]
+
+
+def test_an_expansion_that_would_change_the_token_stream_is_dropped(tmp_path):
+    """Expanding f's __COUNTER__ uses would renumber the later one outside any function."""
+    source = tmp_path / "counter.c"
+    source.write_text("#define NEXT __COUNTER__\nint f(void) { return NEXT + NEXT; }\n"
+                      "int later = __COUNTER__;\n")
+    assert expand_macros(Unit(str(source), []), [], default_compiler()) is None
+    source.write_text("#define NEXT __COUNTER__\nint f(void) { return NEXT + NEXT; }\n")
+    assert b"return 0 + 1;" in expand_macros(Unit(str(source), []), [], default_compiler()).source
