@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,16 +14,17 @@ from bench.projects import JQ, ZLIB, Project, fresh_copy, run_step
 pytestmark = pytest.mark.realworld
 
 
-def build_with_ffcc(project: Project, tmp_path) -> tuple:
+def build_with_ffcc(project: Project, tmp_path, env: dict[str, str] | None = None) -> tuple:
     try:
         tree = fresh_copy(project, tmp_path)
     except (RuntimeError, OSError) as err:
         if os.environ.get("FFCC_REQUIRE_REALWORLD"):
             raise
         pytest.skip(str(err))
-    run_step(project.configure.format(cc="ffcc"), tree)
-    run_step(project.build, tree)
-    return tree, run_step(project.check, tree)[1]
+    run_step(project.configure.format(cc="ffcc"), tree, env)
+    build_log = run_step(project.build, tree, env)[1]
+    assert "did not compile" not in build_log  # no fallback to unlabelled code
+    return tree, run_step(project.check, tree, env)[1]
 
 
 def instrumented(path) -> bool:
@@ -32,6 +35,16 @@ def test_zlib_configure_make_test(tmp_path):
     tree, log = build_with_ffcc(ZLIB, tmp_path)
     assert "*** zlib test OK ***" in log and "*** zlib shared test OK ***" in log
     assert instrumented(tree / "example") and instrumented(tree / "examplesh")
+
+
+def test_zlib_labelled_inside_its_macros_passes_make_test(tmp_path):
+    """zlib's inflate is written in statement macros (NEEDBITS, PULLBYTE, ...)."""
+    tree, log = build_with_ffcc(ZLIB, tmp_path, {"FFCC_FLAGS": "--mcc --wm --in-macros"})
+    assert "*** zlib test OK ***" in log and "*** zlib shared test OK ***" in log
+    labels = [json.loads(line) for line in (tree / "example.labels.jsonl").read_text().splitlines()]
+    in_needbits = [l for l in labels if Path(l["file"]).name == "inflate.c"
+                   and l["original"].startswith("bits < (unsigned)(")]
+    assert len(in_needbits) > 50
 
 
 def test_jq_autotools_build_passes_make_check(tmp_path):
