@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .command_line import CompilerCommand, Mode
-from .toolchain import Backend, predefined_macros
+from .toolchain import FFCC_MACRO, Backend, predefined_macros
 
 if TYPE_CHECKING:  # building the runtime is imported only by commands that link
     from .runtime_cache import RuntimeFiles
@@ -36,10 +36,12 @@ def link_additions(command: CompilerCommand, rt: "RuntimeFiles") -> list[str]:
 
 
 def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
-    """Macros for every step that preprocesses; coverage for steps that compile."""
+    """Macros for every step that preprocesses; coverage for steps that compile.  A foreign
+    compiler (afl-clang-fast) defines the AFL macros itself, with the same ABI: it only gets
+    ``__FFCC__`` (redefining them would warn on every compile)."""
     if command.mode is Mode.QUERY:
         return []
-    flags = predefined_macros()
+    flags = predefined_macros() if backend.links_ffcc_runtime else [FFCC_MACRO]
     if command.mode is not Mode.PREPROCESS and command.sources:
         flags += backend.coverage_flags
     return flags

@@ -70,6 +70,9 @@ def select_backend(requested: str | None) -> Backend:
     raise FfccError("ffcc: error: no C compiler found: install clang or gcc, or set FFCC_CC", 127)
 
 
+FFCC_MACRO = "-D__FFCC__=1"
+
+
 def predefined_macros() -> list[str]:
     """Macros AFL++ users test for, and the persistent-mode macros of afl-clang-fast.
 
@@ -87,7 +90,7 @@ def predefined_macros() -> list[str]:
     testcase_len = ('(__afl_fuzz_ptr ? *__afl_fuzz_len : (*__afl_fuzz_len = '
                     'read(0, __afl_fuzz_alt_ptr, 1048576)) == 0xffffffff ? 0 : *__afl_fuzz_len)')
     return [
-        "-D__FFCC__=1",
+        FFCC_MACRO,
         "-D__AFL_COMPILER=1",
         "-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION=1",
         "-D__AFL_HAVE_MANUAL_CONTROL=1",

@@ -28,3 +28,23 @@ def test_afl_fuzz_grows_the_corpus_of_an_ffcc_binary(tmp_path):
     assert int(stats["execs_done"]) > 1000
     queue = [p for p in (out / "default/queue").iterdir() if p.is_file()]
     assert len(queue) == int(stats["corpus_count"])
+
+
+@needs_afl
+def test_labels_built_with_afl_clang_fast_are_afl_edges(tmp_path):
+    """--cc=afl-clang-fast keeps each label a branch, so afl-showmap sees more edges on an
+    input that covers labels, and the program prints what the unlabelled one prints."""
+    seed = REPO / "samples/temperature/seeds/warm-49C"
+    tuples, outputs = [], []
+    for flags in ([], ["--mcc", "--wm"]):
+        build = tmp_path / ("labelled" if flags else "plain")
+        ffcc("--cc=afl-clang-fast", *flags, "-o", f"{build}/", *sample_sources("temperature"),
+             cwd=REPO)
+        program = build / "temperature"
+        outputs.append(subprocess.run([str(program), str(seed)], capture_output=True).stdout)
+        done = subprocess.run(["afl-showmap", "-q", "-o", str(build / "map"), "--", str(program),
+                               str(seed)], capture_output=True, env=AFL_ENV, timeout=60)
+        assert done.returncode == 0, done.stderr
+        tuples.append(len((build / "map").read_text().splitlines()))
+    assert outputs[0] == outputs[1]
+    assert tuples[1] > tuples[0] + 5, tuples

@@ -57,3 +57,5 @@ def test_foreign_backend_adds_no_runtime():
     argv = plan(["a.c", "-o", "prog"], afl)
     assert not needs_runtime(parse_command(["a.c"]), afl)
     assert not any("fsanitize-coverage" in a for a in argv)
+    # afl-clang-fast defines the AFL macros itself; redefining them would warn
+    assert "-D__FFCC__=1" in argv and not any(a.startswith("-D__AFL") for a in argv)
