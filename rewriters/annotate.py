@@ -36,7 +36,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     options = options or LabelOptions()
     unit = Unit(path, compile_args)
     if options.in_macros:
-        unit = _with_macros_expanded(unit, compile_args, options)
+        unit = _with_macros_expanded(unit, path, compile_args, options)
     collector = _Collector()
     for function in find_sites(unit, options.only_funcs):
         collector.function = function
@@ -67,11 +67,12 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
                       skipped=skipped)
 
 
-def _with_macros_expanded(unit: Unit, compile_args: list[str], options: LabelOptions) -> Unit:
+def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],
+                          options: LabelOptions) -> Unit:
     """The unit re-parsed with its function bodies' macros expanded (``--in-macros``), or as it
     is when there is nothing to expand or the expanded text does not parse."""
     expansion = expand_macros(unit, compile_args, options.macro_compiler or default_compiler(),
-                              options.only_funcs)
+                              options.only_funcs, spelled_path=path)
     if expansion is None:
         return unit
     try:

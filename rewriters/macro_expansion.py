@@ -5,8 +5,9 @@ the real preprocessor writes it (the backend compiler's ``-E``, run on a copy of
 invocations are wrapped in marker identifiers). Stringified and pasted arguments, ``__LINE__``
 and ``__FILE__`` therefore come out exactly as the compile would make them, and the rewriters
 then see plain code. An expansion is kept only if preprocessing it again gives it back unchanged
-(a self-referential macro's name in an expansion would otherwise be expanded a second time), and
-only if it holds no directive (``_Pragma`` comes out as a ``#pragma`` line).
+(a self-referential macro's name in an expansion would otherwise be expanded a second time) and
+if it holds no directive (``_Pragma`` comes out as a ``#pragma`` line); and the expanded file is
+used only if it preprocesses to the very tokens the original does (``__COUNTER__`` would not).
 
 An expansion is written on its invocation's first line and followed by as many line breaks as
 the invocation spanned, so every other token keeps its line; ``Expansion.to_original`` maps
@@ -80,14 +81,16 @@ def default_compiler() -> str:
 
 
 def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
-                  only_funcs: frozenset[str] = frozenset()) -> Expansion | None:
+                  only_funcs: frozenset[str] = frozenset(), spelled_path: str | None = None
+                  ) -> Expansion | None:
     """The unit's source with its function bodies' macro invocations expanded; None when there
     is none to expand, the preprocessor fails, or the expanded file would not preprocess to
-    the very tokens the original does (labels then stay out of macros)."""
+    the very tokens the original does (labels then stay out of macros).  ``spelled_path``: the
+    file's name as the compile command spells it, which ``__FILE__`` expands to."""
     ranges = _invocations(unit, only_funcs)
     if not ranges:
         return None
-    preprocess = _Preprocessor(unit, compile_args, compiler)
+    preprocess = _Preprocessor(spelled_path or unit.path, compile_args, compiler)
     first = preprocess(unit.source, ranges)
     if first is None:
         return None
@@ -143,11 +146,11 @@ def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]
 class _Preprocessor:
     """The backend's ``-E`` on versions of one file, each range wrapped in markers."""
 
-    def __init__(self, unit: Unit, compile_args: list[str], compiler: str) -> None:
-        self.path = unit.path
+    def __init__(self, path: str, compile_args: list[str], compiler: str) -> None:
+        self.path = path
         # Quote includes find the original directory first, as from the original file.
         self.command = [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote",
-                        os.path.dirname(os.path.abspath(unit.path)) or "."]
+                        os.path.dirname(os.path.abspath(path)) or "."]
 
     def __call__(self, source: bytes, ranges: list[tuple[int, int]]) -> bytes | None:
         """The preprocessed text; None when the preprocessor fails."""

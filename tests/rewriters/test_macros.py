@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ffcc.rewriters import LabelOptions
+from ffcc.rewriters import LabelOptions, annotate
 from ffcc.rewriters.macro_expansion import Expansion, default_compiler, expand_macros
 from ffcc.rewriters.unit import Unit
 
@@ -113,3 +113,11 @@ def test_an_expansion_that_would_change_the_token_stream_is_dropped(tmp_path):
     assert expand_macros(Unit(str(source), []), [], default_compiler()) is None
     source.write_text("#define NEXT __COUNTER__\nint f(void) { return NEXT + NEXT; }\n")
     assert b"return 0 + 1;" in expand_macros(Unit(str(source), []), [], default_compiler()).source
+
+
+def test_file_expands_to_the_name_the_command_spells(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "name.c").write_text('#include <stdio.h>\n'
+                                     'int f(void) { return puts(__FILE__) > 0 && 1; }\n')
+    ann = annotate("./name.c", [], IN_MACROS)
+    assert 'puts("./name.c")' in ann.text
