@@ -4,6 +4,7 @@ Prints, from one run, for jq and cJSON:
   build time with labels (CC=ffcc, FFCC_FLAGS="--mcc --wm") / plain gcc build
   time (target <= 2.0; the paper's own tool: 2.5x without clang-tidy, 7.6x
   with it), for the build step (make / cmake --build), configure run plain;
+  beside it the same over ffcc's unlabelled build (the labels' own cost);
   and the label counts per criterion and WM operator beside seed 004's
   Table 2 columns (lines of code, conditionals added, program size growth at
   one line per conditional).
@@ -71,18 +72,23 @@ def label_counts(tree: Path) -> Counter:
     return counts
 
 
-def bench(project: Project, rounds: int) -> tuple[float, int, Counter]:
-    ratios = []
+def bench(project: Project, rounds: int) -> tuple[float, float, int, Counter]:
+    """Median ratios of the labelled build to the plain gcc build (the target) and to ffcc's
+    own unlabelled build (what the labels themselves cost)."""
+    to_gcc, to_edges = [], []
     for r in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
             plain, _ = build_seconds(project, "gcc", Path(tmp) / "gcc", {})
+            edges, _ = build_seconds(project, ffcc_executable(), Path(tmp) / "edges", {})
             labelled, tree = build_seconds(project, ffcc_executable(), Path(tmp) / "ffcc", LABELS)
             loc = lines_of_code(tree, PROGRAM_SOURCES[project.name])
             counts = label_counts(tree)
-        print(f"  {project.name} round {r + 1}: build gcc {plain:.1f}s, "
-              f"ffcc --mcc --wm {labelled:.1f}s, ratio {labelled / plain:.2f}", flush=True)
-        ratios.append(labelled / plain)
-    return statistics.median(ratios), loc, counts
+        print(f"  {project.name} round {r + 1}: build gcc {plain:.1f}s, ffcc {edges:.1f}s, "
+              f"ffcc --mcc --wm {labelled:.1f}s, ratio {labelled / plain:.2f} "
+              f"(to unlabelled ffcc {labelled / edges:.2f})", flush=True)
+        to_gcc.append(labelled / plain)
+        to_edges.append(labelled / edges)
+    return statistics.median(to_gcc), statistics.median(to_edges), loc, counts
 
 
 def main() -> None:
@@ -95,8 +101,8 @@ def main() -> None:
     rows = []
     print("build time with all labels / plain gcc build time (target <= 2.0)")
     for name in args.projects.split(","):
-        ratio, loc, counts = bench(projects[name], args.rounds)
-        print(f"    {name}: median ratio {ratio:.2f}")
+        ratio, to_edges, loc, counts = bench(projects[name], args.rounds)
+        print(f"    {name}: median ratio {ratio:.2f} (to unlabelled ffcc {to_edges:.2f})")
         rows.append((name, loc, counts))
     print("\nlabels added (seed 004 Table 2 columns; growth at one line per label)")
     print(f"{'program':10} {'LOC':>7} {'MCC':>7} {'WM':>7} {'Both':>7}  {'ROR':>6} {'AOR':>6} "

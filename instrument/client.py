@@ -5,7 +5,8 @@ Python, importing ffcc and loading libclang cost more than a small compile itsel
 server (server.py) keeps all that loaded and serves each command in a forked copy of itself
 that takes over this process's stdin, stdout, stderr, working directory, environment and
 umask, so the command behaves as if run here. This module is what each command pays for:
-standard-library imports only.
+standard-library imports only, and of those the C modules under ``socket`` and ``signal``
+(their Python wrappers import ``enum`` and ``selectors``: a third of this module's start-up).
 
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
 their modification times), so an upgraded or edited ffcc never meets an old server. Without one,
@@ -15,10 +16,10 @@ server off.
 
 from __future__ import annotations
 
+import _signal
+import _socket
 import marshal
 import os
-import signal
-import socket
 import stat
 import struct
 import sys
@@ -27,7 +28,7 @@ import zlib
 MAGIC = b"FFCS"
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
 SOCKET_PATH_MAX = 104  # sun_path holds 108 bytes on Linux, 104 on the BSDs
-FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+FORWARDED_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
 
 
 def socket_dir() -> str:
@@ -62,7 +63,7 @@ def private_dir(path: str) -> bool:
         and (info.st_mode & 0o077) == 0
 
 
-def receive_exact(conn: socket.socket, size: int) -> bytes:
+def receive_exact(conn: _socket.socket, size: int) -> bytes:
     """``size`` bytes, or fewer if the other side went away."""
     data = b""
     while len(data) < size:
@@ -85,14 +86,15 @@ def forward(argv: list[str], path: str) -> int | None:
             os.fstat(fd)
     except OSError:  # a deleted working directory or a closed standard stream: run here
         return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.connect(path)
         mask = os.umask(0)
         os.umask(mask)
         request = marshal.dumps((argv, cwd, dict(os.environb), mask))
         header = MAGIC + struct.pack("<I", len(request))
-        conn.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))])
+        conn.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
+                                 struct.pack("3i", 0, 1, 2))])
         conn.sendall(request)
         if receive_exact(conn, len(MAGIC)) != MAGIC:
             return None
@@ -107,7 +109,7 @@ def forward(argv: list[str], path: str) -> int | None:
             pass
 
     for signo in FORWARDED_SIGNALS:
-        signal.signal(signo, pass_on)
+        _signal.signal(signo, pass_on)
     reply = receive_exact(conn, STATUS.size)
     if len(reply) != STATUS.size:
         print("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
@@ -131,7 +133,7 @@ def main() -> None:
             status = forward(sys.argv, path)
             if status is not None:
                 if status < 0:  # end the same way, so that make and shells report it
-                    signal.signal(-status, signal.SIG_DFL)
+                    _signal.signal(-status, _signal.SIG_DFL)
                     os.kill(os.getpid(), -status)
                     status = 128 - status
                 os._exit(status & 0xFF)
