@@ -25,9 +25,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from clang.cindex import CursorKind
-
-from .unit import Unit, children, lex
+from .unit import Unit, function_body, lex
 
 # A preprocessing directive: its logical line, continuation lines included.
 _DIRECTIVE = re.compile(rb"^[ \t]*#(?:\\\r?\n|[^\n])*", re.M)
@@ -38,9 +36,11 @@ _PREPROCESS_SECONDS = 120
 
 @dataclass(frozen=True)
 class Replacement:
-    """Original bytes [old_start, old_end) became expansion bytes [new_start, new_end)."""
+    """Original bytes [old_start, old_end) became expansion bytes [new_start, new_end): the
+    expansion's own text up to ``text_end``, then the invocation's line breaks."""
 
     new_start: int
+    text_end: int
     new_end: int
     old_start: int
     old_end: int
@@ -57,10 +57,11 @@ class Expansion:
         for (start, end), text in sorted(replacements.items()):
             pieces.append(original[pos:start])
             size += start - pos
-            text += b"\n" * original.count(b"\n", start, end)
-            self.replaced.append(Replacement(size, size + len(text), start, end))
-            pieces.append(text)
-            size += len(text)
+            padded = text + b"\n" * original.count(b"\n", start, end)
+            self.replaced.append(
+                Replacement(size, size + len(text), size + len(padded), start, end))
+            pieces.append(padded)
+            size += len(padded)
             pos = end
         pieces.append(original[pos:])
         self.source = b"".join(pieces)
@@ -97,8 +98,7 @@ def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
     expanded = {r: text for r, text in zip(ranges, _marked_texts(first, len(ranges)))
                 if text is not None}
     trial = Expansion(unit.source, expanded)
-    again = preprocess(trial.source, [(r.new_start, r.new_end - _breaks(r, unit.source))
-                                      for r in trial.replaced])
+    again = preprocess(trial.source, [(r.new_start, r.text_end) for r in trial.replaced])
     if again is None:
         return None
     stable = {r: text for (r, text), second in zip(sorted(expanded.items()),
@@ -116,20 +116,12 @@ def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
     return final
 
 
-def _breaks(r: Replacement, original: bytes) -> int:
-    return original.count(b"\n", r.old_start, r.old_end)
-
-
 def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]]:
     """Outermost macro invocations within the bodies of the functions to label, outside
     preprocessing directives (a macro in ``#if`` is expanded by the directive itself)."""
-    bodies = []
-    for function in unit.functions():
-        if only_funcs and function.spelling not in only_funcs:
-            continue
-        for child in children(function):
-            if child.kind == CursorKind.COMPOUND_STMT:
-                bodies.append(unit.span(child))
+    bodies = [unit.span(body) for function in unit.functions()
+              if not only_funcs or function.spelling in only_funcs
+              if (body := function_body(function)) is not None]
     directives = [m.span() for m in _DIRECTIVE.finditer(unit.source)]
     directive_starts = [start for start, _ in directives]
     found = []

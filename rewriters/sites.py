@@ -18,7 +18,7 @@ from .logic import Decision, build_decision
 from .opaque import in_register
 from .ops import ARITHMETIC, LOGICAL, RELATIONAL, binary_op, unary_op
 from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
-from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children
+from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
 
 UNEVALUATED_LEADS = frozenset({
     "sizeof", "_Alignof", "__alignof__", "__alignof", "alignof", "_Generic", "typeof",
@@ -75,9 +75,9 @@ def find_sites(unit: Unit, only_funcs: frozenset[str]) -> list[Function]:
         if only_funcs and cursor.spelling not in only_funcs:
             continue
         function = Function(cursor)
-        body = [c for c in children(cursor) if c.kind == CursorKind.COMPOUND_STMT]
-        if body:
-            _Walker(unit, function).statement(body[0])
+        body = function_body(cursor)
+        if body is not None:
+            _Walker(unit, function).statement(body)
         found.append(function)
     return found
 

@@ -336,6 +336,11 @@ def children(cursor: Cursor) -> list[Cursor]:
     return found
 
 
+def function_body(function: Cursor) -> Cursor | None:
+    """A function definition's compound statement."""
+    return next((c for c in children(function) if c.kind == CursorKind.COMPOUND_STMT), None)
+
+
 def strip_implicit(cursor: Cursor) -> Cursor:
     """Skip implicit-cast wrappers (libclang shows them as UNEXPOSED_EXPR with one child)."""
     while cursor.kind == CursorKind.UNEXPOSED_EXPR:
