@@ -42,7 +42,8 @@ def label_builder(opts: FfccOptions, backend=None):
     if opts.prune and backend is not None:
         from .prune import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
-    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner)
+    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,
+                        opts.keep_annotated)
 
 
 def prune_build_dir(opts: FfccOptions, command) -> int | None:

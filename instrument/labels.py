@@ -166,12 +166,13 @@ class LabelBuilder:
     """Annotates the selected C sources of one command into a private directory."""
 
     def __init__(self, label_options, selection: Selection, macros: list[str],
-                 verbose: bool = False, pruner=None) -> None:
+                 verbose: bool = False, pruner=None, keep_dir: str | None = None) -> None:
         self.label_options = label_options
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.selection = selection
         self.macros = macros
         self.verbose = verbose
+        self.keep_dir = keep_dir  # --keep-annotated: a copy of every annotated unit goes here
         self.workdir = tempfile.mkdtemp(prefix="ffcc-labels-")
         self.units: list[LabelledUnit] = []
 
@@ -202,6 +203,10 @@ class LabelBuilder:
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
             out.write(preamble(uid, source.path, records) + result.text)
+        if self.keep_dir:
+            kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))
+            os.makedirs(os.path.dirname(kept), exist_ok=True)
+            shutil.copyfile(annotated, kept)
         counts: dict[str, int] = {}
         for label in result.labels:
             counts[label.criterion] = counts.get(label.criterion, 0) + 1

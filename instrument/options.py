@@ -45,6 +45,7 @@ class FfccOptions:
     only_funcs: tuple[str, ...] = ()
     allowlist: str | None = None
     in_macros: bool = False
+    keep_annotated: str | None = None  # directory that receives a copy of every annotated unit
     prune: str | None = None
     jobs: int | None = None  # pruning compiles at once (None: FFCC_PRUNE_JOBS, else one per core)
     estimate: bool = False
@@ -118,6 +119,7 @@ FFCC_OPTIONS = {
     "only-func": (_VALUE, _append("only_funcs")),
     "allowlist": (_VALUE, _set("allowlist")),
     "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
+    "keep-annotated": (_VALUE, _set("keep_annotated")),
     "prune": (_OPTIONAL, _prune),
     "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
     "estimate": (_FLAG, _set("estimate", lambda v: True)),
@@ -187,6 +189,8 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --jobs=N           pruning compiles run at once (default: one per core;
                      env FFCC_PRUNE_JOBS)
   --estimate         estimate label counts per file, build nothing
+  --keep-annotated=DIR  keep a copy of every annotated source ffcc compiles in DIR
+                     (DIR/<absolute source path>), to read or diff the labels
   --ffcc-verbose     print the commands ffcc runs
   --help             this text
 """
