@@ -65,7 +65,7 @@ def snapshot_samples(work: Path, out: Path) -> None:
             tree.mkdir(parents=True)
             shutil.copytree(sample, tree / "src")
             subprocess.run(["ffcc", *LABEL_FLAGS.split(), *extra, f"--keep-annotated={kept}",
-                            "-o", str(tree / "build"), *map(str, sorted((tree / "src").glob("*.c")))],
+                            "-o", f"{tree / 'build'}/", *map(str, sorted((tree / "src").glob("*.c")))],
                            check=True, capture_output=True)
             collect(kept, tree / "build", out / f"{sample.name}-{variant}")
 
