@@ -1,13 +1,12 @@
 """cffi build script for ffcc.native._core (run by setup.py's cffi_modules).
 
-The cdef is the contract headers read as they are: runtime/ffcc_protocol.h
-(only its `#define NAME value` lines: cffi's parser knows no include guards),
-runtime/ffcc_names.h (each string #define becomes a `char *const` constant)
-and native/ffcc_native.h, which is written to be cdef-clean.
+The cdef is the contract headers' defines as runtime/headers.py reads them (the
+parser abi.py uses too): runtime/ffcc_protocol.h's integers as constants, runtime/ffcc_names.h's
+strings as `char *const` constants; then native/ffcc_native.h, which is written to be cdef-clean.
 """
 from __future__ import annotations
 
-import re
+import importlib.util
 from pathlib import Path
 
 from cffi import FFI
@@ -17,23 +16,21 @@ ROOT = HERE.parent
 RUNTIME = ROOT / "runtime"
 SOURCES = ["engine.c", "forkserver.c", "batch.c", "coverage.c", "havoc.c", "deterministic.c",
            "stages.c"]
-_INT_DEFINE = re.compile(r"^\s*#\s*define\s+\w+\s+(0x[0-9a-fA-F]+|\d+)\s*$")
-_STRING_DEFINE = re.compile(r'^\s*#\s*define\s+(\w+)\s+"', re.MULTILINE)
 
 
-def protocol_defines(header: Path) -> str:
-    """The integer #defines of a header, the only lines cffi can take."""
-    return "\n".join(line for line in header.read_text().splitlines() if _INT_DEFINE.match(line))
+def _runtime_headers():
+    """runtime/headers.py, loaded by path: this script runs before ffcc is installed."""
+    spec = importlib.util.spec_from_file_location("_ffcc_runtime_headers", RUNTIME / "headers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def string_constants(header: Path) -> str:
-    """cdef lines exposing a header's string #defines as constants."""
-    return "\n".join(f"static char *const {name};" for name in _STRING_DEFINE.findall(header.read_text()))
-
-
+headers = _runtime_headers()
 ffibuilder = FFI()
-ffibuilder.cdef(protocol_defines(RUNTIME / "ffcc_protocol.h"))
-ffibuilder.cdef(string_constants(RUNTIME / "ffcc_names.h"))
+ffibuilder.cdef(headers.cdef(RUNTIME / "ffcc_protocol.h"))
+ffibuilder.cdef(headers.cdef(RUNTIME / "ffcc_names.h"))
 ffibuilder.cdef((HERE / "ffcc_native.h").read_text())
 ffibuilder.set_source(
     "ffcc.native._core",

@@ -22,7 +22,7 @@ static uint8_t *slot(ffcc_engine *e, uint32_t i)
 uint8_t *ffcc_batch_next(ffcc_engine *e)
 {
     if (!e->use_batch) return e->seg_cases ? NULL : e->work;
-    if (e->seg_cases >= e->batch_cap || FFCC_BATCH_DATA_SIZE - e->seg_bytes < FFCC_MAX_INPUT)
+    if (e->seg_cases >= e->batch_cap || FFCC_BATCH_DATA_SIZE - e->seg_bytes < FFCC_SHM_FUZZ_MAX)
         return NULL;
     return (uint8_t *)e->batch + FFCC_BATCH_DATA + e->seg_bytes;
 }

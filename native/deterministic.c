@@ -140,7 +140,7 @@ int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *i
             memcpy(out + p, t->data, t->len);
             return len;
         }
-        if (len + t->len > FFCC_MAX_INPUT) return FFCC_DET_SKIP;
+        if (len + t->len > FFCC_SHM_FUZZ_MAX) return FFCC_DET_SKIP;
         if (mask && !(mask[p] & FFCC_MASK_INSERT)) return FFCC_DET_SKIP;
         memcpy(out, in, p);
         memcpy(out + p, t->data, t->len);
@@ -167,7 +167,7 @@ int64_t ffcc_mask_mutant(ffcc_engine *e, uint64_t idx, const uint8_t *in, uint32
         return len;
     }
     if (c == 1) {
-        if (len + 1 > FFCC_MAX_INPUT) return FFCC_DET_SKIP;
+        if (len + 1 > FFCC_SHM_FUZZ_MAX) return FFCC_DET_SKIP;
         memcpy(out, in, p);
         out[p] = (uint8_t)ffcc_rand_below(e, 256);
         memcpy(out + p + 1, in + p, len - p);

@@ -44,11 +44,11 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
     e->stash_maps = malloc(FFCC_BATCH_MAPS_SIZE);
     e->stash_data = malloc(FFCC_BATCH_DATA_SIZE);
     e->batch_cap = 1;
-    e->work = malloc(FFCC_MAX_INPUT);
-    e->work_mask = malloc(FFCC_MAX_INPUT + 1);
-    e->spliced = malloc(FFCC_MAX_INPUT);
-    e->spliced_mask = malloc(FFCC_MAX_INPUT + 1);
-    e->scratch = malloc(FFCC_MAX_INPUT);
+    e->work = malloc(FFCC_SHM_FUZZ_MAX);
+    e->work_mask = malloc(FFCC_SHM_FUZZ_MAX + 1);
+    e->spliced = malloc(FFCC_SHM_FUZZ_MAX);
+    e->spliced_mask = malloc(FFCC_SHM_FUZZ_MAX + 1);
+    e->scratch = malloc(FFCC_SHM_FUZZ_MAX);
     if (!e->scratch || !e->shm || !e->shm_fuzz || !e->work || !e->work_mask || !e->spliced ||
         !e->spliced_mask || !e->batch || !e->stash_maps || !e->stash_data) {
         ffcc_engine_free(e);

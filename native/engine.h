@@ -124,7 +124,7 @@ int ffcc_write_word(int fd, uint32_t word);
 int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_out);
 
 /* batch.c */
-/* Where the next child of the batch goes (room for FFCC_MAX_INPUT bytes), or
+/* Where the next child of the batch goes (room for FFCC_SHM_FUZZ_MAX bytes), or
  * NULL when the batch is full; without batches a "batch" is one child. */
 uint8_t *ffcc_batch_next(ffcc_engine *e);
 /* Add the child just written at ffcc_batch_next(); the caller may set pos, bit. */

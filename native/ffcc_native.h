@@ -68,9 +68,6 @@
 /* Stage flags. */
 #define FFCC_STAGE_SHADOW 1 /* no side effects: nothing saved, hit counts untouched */
 
-/* Largest test case (AFL's MAX_FILE). */
-#define FFCC_MAX_INPUT 1048576
-
 typedef struct ffcc_engine ffcc_engine;
 
 /* Zero-copy views of the engine's maps; valid until ffcc_engine_free. */
@@ -182,7 +179,7 @@ int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target,
               uint64_t checksum, uint32_t timeout_ms, uint64_t *execs);
 
 /* One stacked havoc mutation without running it (tests, tools).  buf and
- * mask need room for FFCC_MAX_INPUT (+1) bytes; mask may be NULL. */
+ * mask need room for FFCC_SHM_FUZZ_MAX (+1) bytes; mask may be NULL. */
 uint32_t ffcc_havoc_mutate(ffcc_engine *e, uint8_t *buf, uint32_t len,
                            uint8_t *mask, uint32_t cycle);
 

@@ -203,11 +203,11 @@ static uint32_t mutate_once(ffcc_engine *e, uint8_t *buf, uint32_t len, uint8_t 
         return len - n;
     }
     case OP_INSERT: {
-        if (len == 0 || len + 1 >= FFCC_MAX_INPUT) break;
+        if (len == 0 || len + 1 >= FFCC_SHM_FUZZ_MAX) break;
         int clone = ffcc_rand_below(e, 4) != 0;
         uint32_t n = clone ? choose_block_len(e, len, cycle)
                            : choose_block_len(e, BLK_XL, cycle);
-        if (len + n > FFCC_MAX_INPUT) break;
+        if (len + n > FFCC_SHM_FUZZ_MAX) break;
         if ((k = pick_position(e, mask, len + 1, 1, FFCC_MASK_INSERT)) < 0) break;
         uint8_t *block = e->scratch;
         if (clone) memcpy(block, buf + ffcc_rand_below(e, len - n + 1), n);
@@ -232,7 +232,7 @@ static uint32_t mutate_once(ffcc_engine *e, uint8_t *buf, uint32_t len, uint8_t 
     }
     case OP_TOKEN_INSERT: {
         const struct ffcc_token *t = &e->tokens[ffcc_rand_below(e, e->token_count)];
-        if (len + t->len > FFCC_MAX_INPUT) break;
+        if (len + t->len > FFCC_SHM_FUZZ_MAX) break;
         if ((k = pick_position(e, mask, len + 1, 1, FFCC_MASK_INSERT)) < 0) break;
         insert_bytes(buf, mask, len, (uint32_t)k, t->data, t->len);
         return len + t->len;

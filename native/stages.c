@@ -182,7 +182,7 @@ int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
         e->pending_count = e->pending_next = 0;
     }
     if (st->finished) return finish(st);
-    if (st->len > FFCC_MAX_INPUT || st->splice_len > FFCC_MAX_INPUT) {
+    if (st->len > FFCC_SHM_FUZZ_MAX || st->splice_len > FFCC_SHM_FUZZ_MAX) {
         st->stop = FFCC_STOP_ERROR;
         return st->stop;
     }

@@ -57,7 +57,9 @@
 #define FFCC_GCC_EDGE_BITS 16
 #define FFCC_DEFAULT_MAP_SIZE 65536
 
-/* Shared-memory test cases: u32 length, then up to this many bytes. */
+/* Largest test case (AFL's MAX_FILE), for every tool: the fuzzer never makes
+ * a longer one, and a shared-memory test case is a u32 length, then up to
+ * this many bytes. */
 #define FFCC_SHM_FUZZ_MAX 1048576
 
 /* Batch segment: struct ffcc_batch, test case bytes from FFCC_BATCH_DATA,

@@ -170,8 +170,8 @@ def test_shadow_stages_have_no_side_effects(targets, tmp_path) -> None:
 
 def havoc_engine():
     engine = ffi.gc(lib.ffcc_engine_new(65536, 3), lib.ffcc_engine_free)
-    buf = ffi.new("uint8_t[]", lib.FFCC_MAX_INPUT)
-    mask = ffi.new("uint8_t[]", lib.FFCC_MAX_INPUT + 1)
+    buf = ffi.new("uint8_t[]", lib.FFCC_SHM_FUZZ_MAX)
+    mask = ffi.new("uint8_t[]", lib.FFCC_SHM_FUZZ_MAX + 1)
     return engine, buf, mask
 
 
