@@ -20,26 +20,29 @@ import sys
 from .command_line import Mode, parse_command
 from .errors import FfccError
 from .options import HELP, FfccOptions, parse_options
-from .plan import needs_runtime, plan_compile
-from .toolchain import predefined_macros, select_backend
+from .plan import needs_runtime, plan_compile, preprocess_argv
+from .toolchain import Backend, predefined_macros, select_backend
 
 
-def label_builder(opts: FfccOptions, backend=None):
-    """A LabelBuilder for the labels the options ask for (pruned with ``backend`` when
-    --prune is given), or None."""
+def label_builder(opts: FfccOptions, backend: Backend):
+    """A LabelBuilder for the labels the options ask for (their macros expanded and
+    pruned with ``backend``), or None."""
     if not opts.wants_labels:
         return None
+    from functools import partial
+
     from ffcc.rewriters import LabelOptions
 
     from .labels import LabelBuilder
     from .selection import make_selection
 
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
+    preprocessor = partial(preprocess_argv, backend.path) if opts.in_macros else None
     label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_max, wm_ops=opts.wm_ops,
                                  only_funcs=selection.functions, in_macros=opts.in_macros,
-                                 macro_compiler=backend.path if backend is not None else None)
+                                 macro_preprocessor=preprocessor)
     pruner = None
-    if opts.prune and backend is not None:
+    if opts.prune:
         from .prune import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
     return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,

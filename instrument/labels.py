@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from .command_line import CompilerCommand, Source
+from .plan import labelled_argv, parse_flags
 from .selection import Selection
 
 MAGIC = b"FFLB"
@@ -148,20 +149,6 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
         f"#line 1 {json.dumps(source)}\n")
 
 
-def parse_flags(command: CompilerCommand) -> list[str]:
-    """The options libclang needs to parse a unit like the compiler: no outputs, no deps."""
-    skip_with_value = {"-MF", "-MT", "-MQ", "-o"}
-    flags, skip = [], False
-    for option in command.options:
-        if skip:
-            skip = False
-        elif option in skip_with_value:
-            skip = True
-        elif option not in ("-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM"):
-            flags.append(option)
-    return flags
-
-
 class LabelBuilder:
     """Annotates the selected C sources of one command into a private directory."""
 
@@ -222,20 +209,12 @@ class LabelBuilder:
         """Swap each labelled source for its annotated copy; quote includes still find
         the original directory first, as they would from the original file."""
         flags = parse_flags(command)
-        replaced = {}
+        annotated = {}
         for source in command.sources:
             unit = self.annotate(source, flags)
             if unit is not None:
-                replaced[source.path] = unit
-        if not replaced:
-            return argv
-        iquotes = []
-        for unit in replaced.values():
-            iquotes += ["-iquote", os.path.dirname(os.path.abspath(unit.source)) or "."]
-        out = [argv[0], *iquotes]
-        for arg in argv[1:]:
-            out.append(replaced[arg].annotated if arg in replaced else arg)
-        return out
+                annotated[source.path] = unit.annotated
+        return labelled_argv(argv, annotated) if annotated else argv
 
     def fix_dependency_files(self, paths: list[str]) -> None:
         """Make -MD output name the original sources, not the annotated copies."""

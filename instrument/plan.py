@@ -1,24 +1,61 @@
-"""Turn a compiler command into the backend commands ffcc runs, as data.
+"""Every compiler command ffcc runs, built as data.
 
-Nothing here executes, so the rules are unit-tested without a compiler.  A
-drop-in invocation becomes one backend command: ffcc's macros and coverage
-flags in front, the user's arguments in their order, the runtime behind.
+Nothing here executes, so the rules are unit-tested without a compiler
+(tests/instrument/test_plan.py); callers run what these functions return.  The
+compiler itself is chosen in toolchain.py.  One function per purpose:
+
+* a drop-in invocation becomes one backend command (``plan_compile``): ffcc's
+  macros and coverage flags in front, the user's arguments in their order, the
+  runtime behind; with labels, the same command on annotated copies
+  (``labelled_argv``), and libclang parses each unit with ``parse_flags``;
+* the project form compiles each source (``project_compiles``) and links
+  (``project_link``);
+* the runtime cache compiles the C runtime (``runtime_build``);
+* pruning compiles analysis variants (``analysis_argv``);
+* ``--in-macros`` preprocesses (``preprocess_argv``, which the driver hands to the
+  rewriters through ``LabelOptions.macro_preprocessor``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ffcc import runtime
 
 from .command_line import CompilerCommand, Mode
-from .toolchain import FFCC_MACRO, Backend, predefined_macros
-
-if TYPE_CHECKING:  # building the runtime is imported only by commands that link
-    from .runtime_cache import RuntimeFiles
+from .toolchain import FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
 # its map rather than their own no-op stubs.
 EXPORTED_HOOKS = ("__sanitizer_cov_trace_pc*", "__afl_persistent_loop", "__afl_manual_init",
                   "__afl_fuzz_ptr", "__afl_fuzz_len")
+
+
+def quote_dir(path: str) -> str:
+    """The directory of ``path``: quoted includes of a copy of it (an annotated unit, an
+    analysis variant) search there first, as they would from the original file."""
+    return os.path.dirname(os.path.abspath(path)) or "."
+
+
+# --- drop-in -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RuntimeFiles:
+    """The built runtime: what executables, shared objects and harnesses link."""
+
+    core: Path          # map, hooks and forkserver: linked into every executable
+    shared_stub: Path   # weak no-op hooks: linked into shared objects
+    fuzzer_main: Path   # archive with main() for LLVMFuzzerTestOneInput harnesses
+
+    @classmethod
+    def in_dir(cls, directory: Path) -> RuntimeFiles:
+        """The runtime's files as ``runtime_build`` names them in ``directory``."""
+        return cls(core=directory / "ffcc_rt.o", shared_stub=directory / "ffcc_shared_stub.o",
+                   fuzzer_main=directory / "libffcc_fuzzer_main.a")
 
 
 def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
@@ -27,7 +64,7 @@ def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
             and not command.relocatable and not command.no_stdlib)
 
 
-def link_additions(command: CompilerCommand, rt: "RuntimeFiles") -> list[str]:
+def link_additions(command: CompilerCommand, rt: RuntimeFiles) -> list[str]:
     """The runtime for executables, the weak stubs for shared objects."""
     if command.shared:
         return [str(rt.shared_stub)]
@@ -48,7 +85,148 @@ def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
 
 
 def plan_compile(command: CompilerCommand, backend: Backend,
-                 rt: "RuntimeFiles | None") -> list[str]:
+                 rt: RuntimeFiles | None) -> list[str]:
     """The backend argv for a drop-in invocation (``rt`` when it links a runtime)."""
     back = link_additions(command, rt) if rt is not None else []
     return [backend.path, *front_flags(command, backend), *command.args, *back]
+
+
+# --- labels ------------------------------------------------------------------------------
+
+_NOT_FOR_PARSING = frozenset({"-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM"})
+_NOT_FOR_PARSING_WITH_VALUE = frozenset({"-MF", "-MT", "-MQ", "-o"})
+
+
+def parse_flags(command: CompilerCommand) -> list[str]:
+    """The options libclang needs to parse a unit like the compiler: no outputs, no deps."""
+    flags, skip = [], False
+    for option in command.options:
+        if skip:
+            skip = False
+        elif option in _NOT_FOR_PARSING_WITH_VALUE:
+            skip = True
+        elif option not in _NOT_FOR_PARSING:
+            flags.append(option)
+    return flags
+
+
+def labelled_argv(argv: list[str], annotated: dict[str, str]) -> list[str]:
+    """``argv`` with each source in ``annotated`` (original path -> annotated copy) swapped
+    for its copy, the originals' directories first for quoted includes."""
+    iquotes = []
+    for source in annotated:
+        iquotes += ["-iquote", quote_dir(source)]
+    return [argv[0], *iquotes, *(annotated.get(arg, arg) for arg in argv[1:])]
+
+
+# --- project form ------------------------------------------------------------------------
+
+LINK_ONLY = re.compile(r"^(-L|-Wl,|-static|-rdynamic|-pie|-no-pie|-shared)")
+
+
+def project_compile_options(command: CompilerCommand) -> list[str]:
+    """The project command's options that apply to compiling each source."""
+    return [o for o in command.options if not LINK_ONLY.match(o) and o != "-c"]
+
+
+def project_compiles(command: CompilerCommand, backend: Backend,
+                     objects: Sequence[Path]) -> list[list[str]]:
+    """One compile per source of a project command, each to its object in ``objects``."""
+    front = front_flags(command, backend)
+    options = project_compile_options(command)
+    return [[backend.path, *front, *options, "-c", source.path, "-o", str(obj)]
+            for source, obj in zip(command.sources, objects)]
+
+
+def project_link(command: CompilerCommand, backend: Backend, objects: Sequence[Path],
+                 program: Path, rt: RuntimeFiles | None) -> list[str]:
+    """The link of a project's objects into ``program`` (with ``rt`` when the backend links
+    ffcc's runtime)."""
+    link = [backend.path, *command.options, *map(str, objects), *command.linker_inputs,
+            "-o", str(program)]
+    return [*link, *link_additions(command, rt)] if rt is not None else link
+
+
+# --- runtime -----------------------------------------------------------------------------
+
+# Warnings are off: a compiler release with a new warning must not stop a user's build
+# (tests/instrument/test_runtime_warnings.py keeps the sources clean under -Werror).
+RUNTIME_CFLAGS = ("-std=gnu11", "-O2", "-fPIC", "-g0", "-w")
+# gcc has no trace-pc-guard: its runtime hashes block offsets into edge ids.
+RUNTIME_EDGE_FLAGS = {GCC: ("-DFFCC_EDGE_HASHED",)}
+
+
+@dataclass(frozen=True)
+class RuntimeBuild:
+    """The commands that build the runtime's files in one directory, in order."""
+
+    compiles: tuple[list[str], ...]  # each C source to its object
+    merge: list[str]                 # the core objects into one relocatable object
+    archive: list[str]               # the fuzzer main() into an archive
+    parts: tuple[Path, ...]          # objects only the merge needs
+
+
+def runtime_compile(backend: Backend, source: Path, output: Path,
+                    flags: tuple[str, ...]) -> list[str]:
+    """One runtime source compiled to ``output``."""
+    return [backend.path, *RUNTIME_CFLAGS, *flags, "-I", str(runtime.RUNTIME_DIR),
+            "-c", str(source), "-o", str(output)]
+
+
+def runtime_build(backend: Backend, arch_flags: tuple[str, ...], work: Path) -> RuntimeBuild:
+    """The runtime for ``backend`` and the target's ``arch_flags``, built in ``work`` into
+    ``RuntimeFiles.in_dir(work)``.  The core is one relocatable object, so the whole runtime
+    is linked or none of it."""
+    files = RuntimeFiles.in_dir(work)
+    core_flags = arch_flags + RUNTIME_EDGE_FLAGS.get(backend.kind, ())
+    parts = tuple(work / (source.stem + ".part.o") for source in runtime.CORE_SOURCES)
+    main_object = work / "ffcc_fuzzer_main.o"
+    compiles = (
+        *(runtime_compile(backend, source, part, core_flags)
+          for source, part in zip(runtime.CORE_SOURCES, parts)),
+        runtime_compile(backend, runtime.SHARED_STUB, files.shared_stub, arch_flags),
+        runtime_compile(backend, runtime.FUZZER_MAIN, main_object, arch_flags),
+    )
+    merge = [backend.path, *arch_flags, "-r", "-nostdlib", "-o", str(files.core),
+             *map(str, parts)]
+    archive = ["ar", "rcs", str(files.fuzzer_main), str(main_object)]
+    return RuntimeBuild(compiles, merge, archive, parts)
+
+
+# --- pruning -----------------------------------------------------------------------------
+
+# Analysis compiles keep the build's preprocessor and language options (they decide what
+# the code is) and replace optimisation, debug info, warnings, sanitizers and LTO with
+# ANALYSIS_FLAGS.  -fwrapv -fno-strict-aliasing -fno-delete-null-pointer-checks stop the
+# optimiser from deciding labels through the program's undefined behaviour (signed
+# overflow, aliasing, a dereference "proving" non-null): laundering guards against that in
+# the built binary, and analysis variants have their laundering removed (prune_variants.py).
+ANALYSIS_FLAGS = ("-O2", "-w", "-fwrapv", "-fno-strict-aliasing",
+                  "-fno-delete-null-pointer-checks")
+_REPLACED_PREFIXES = ("-O", "-g", "-W", "-w", "-fsanitize", "-fno-sanitize", "-flto",
+                      "-pedantic", "-fprofile", "-fcoverage", "-ftest-coverage", "-save-temps")
+
+
+def analysis_flags(flags: Sequence[str]) -> list[str]:
+    """The unit's flags less those the analysis replaces (ANALYSIS_FLAGS)."""
+    return [f for f in flags if not (f.startswith(_REPLACED_PREFIXES) and not f.startswith("-Wp,"))]
+
+
+def analysis_argv(compiler: str, unit_flags: Sequence[str], source: str,
+                  output: str | None) -> list[str]:
+    """An optimised compile of an analysis variant of ``source`` read from stdin: the object
+    file ``output``, or with None the assembly on stdout."""
+    step = ["-c", "-o", output] if output is not None else ["-S", "-o", "-"]
+    return [compiler, *analysis_flags(unit_flags), *ANALYSIS_FLAGS,
+            "-iquote", quote_dir(source), *step, "-x", "c", "-"]
+
+
+# --- --in-macros -------------------------------------------------------------------------
+
+def preprocess_argv(compiler: str, compile_args: Sequence[str], source: str,
+                    marked: str) -> list[str]:
+    """The preprocessor on ``marked`` (a copy of ``source`` with its macro invocations
+    marked), to stdout without line markers or warnings; quoted includes search the
+    directory of ``source`` first."""
+    return [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote", quote_dir(source),
+            marked, "-o", "-"]

@@ -17,13 +17,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ffcc.runtime.files import write_atomic
+
 from .command_line import CompilerCommand, Source, parse_command
 from .errors import FfccError
-from .plan import front_flags, link_additions
+from .plan import project_compile_options, project_compiles, project_link
 from .runtime_cache import runtime_files
 from .toolchain import Backend
 
-LINK_ONLY = re.compile(r"^(-L|-Wl,|-static|-rdynamic|-pie|-no-pie|-shared)")
 MAIN_DEFINITION = re.compile(rb"^[\w \t\*]*\b(main|LLVMFuzzerTestOneInput)\s*\(", re.M)
 
 
@@ -40,7 +41,8 @@ def program_name(sources: list[Source]) -> str:
 
 def _object_names(sources: list[Source]) -> list[str]:
     """build/obj names, unique even when two sources share a stem."""
-    names, seen = [], set()
+    names: list[str] = []
+    seen: set[str] = set()
     for source in sources:
         stem = Path(source.path).stem
         name = f"{stem}.o" if stem not in seen else f"{stem}-{len(names)}.o"
@@ -58,18 +60,13 @@ def _run(argv: list[str], verbose: bool, builder=None) -> int:
     return subprocess.run(argv).returncode
 
 
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
 def build_project(command: CompilerCommand, backend: Backend, builder, name: str | None,
                   verbose: bool = False, label_words: list[str] | None = None) -> Path:
     """Compile (with labels when ``builder`` is a LabelBuilder) and link; returns the
     program's path.  ``label_words`` (the ffcc options that chose the labels) are recorded
     so that ``ffcc --prune build/`` can rebuild the same labels.  Raises FfccError on failure."""
     started = time.monotonic()
+    assert command.output is not None  # the project form names its directory
     out_dir = Path(command.output)
     obj_dir = out_dir / "obj"
     try:
@@ -80,11 +77,8 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
     except OSError as err:
         raise FfccError(f"ffcc: error: cannot write to {out_dir}/: {err.strerror}") from err
 
-    compile_options = [o for o in command.options if not LINK_ONLY.match(o) and o != "-c"]
-    front = front_flags(command, backend)
     objects = [obj_dir / n for n in _object_names(command.sources)]
-    compiles = [[backend.path, *front, *compile_options, "-c", s.path, "-o", str(obj)]
-                for s, obj in zip(command.sources, objects)]
+    compiles = project_compiles(command, backend, objects)
     try:
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             codes = list(pool.map(lambda argv: _run(argv, verbose, builder), compiles))
@@ -96,11 +90,8 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         raise FfccError(f"ffcc: error: compiling {', '.join(failed)} failed", 1)
 
     program = out_dir / (name or program_name(command.sources))
-    link = [backend.path, *command.options, *map(str, objects), *command.linker_inputs,
-            "-o", str(program)]
-    if backend.links_ffcc_runtime:
-        link += link_additions(command, runtime_files(backend, command.arch_flags))
-    if _run(link, verbose) != 0:
+    rt = runtime_files(backend, command.arch_flags) if backend.links_ffcc_runtime else None
+    if _run(project_link(command, backend, objects, program, rt), verbose) != 0:
         raise FfccError(f"ffcc: error: linking {program} failed", 1)
     labels = 0
     if builder is not None:
@@ -113,18 +104,18 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
     else:
         from .prune_report import REPORT_NAME
         (out_dir / REPORT_NAME).unlink(missing_ok=True)  # it would describe another build
-    _write_json(out_dir / "ffcc-build.json", {
+    write_atomic(out_dir / "ffcc-build.json", json.dumps({
         "program": program.name,
         "backend": {"path": backend.path, "kind": backend.kind},
         "sources": [os.path.abspath(s.path) for s in command.sources],
         "objects": [str(o) for o in objects],
-        "compile_options": compile_options,
+        "compile_options": project_compile_options(command),
         "labels": labels,
         "command": command.args,
         "cwd": os.getcwd(),
         "label_options": label_words or [],
         "pruned": builder.pruner.method if builder is not None and builder.pruner else None,
-    })
+    }, indent=2) + "\n")
     return program
 
 

@@ -57,7 +57,6 @@ class Pruner:
     method: str
     compiler: str
     jobs: int = field(default_factory=default_jobs)
-    keep_laundering: bool = False
     verbose: bool = False
     report: PruneReport = field(init=False)
     _slots: threading.Semaphore = field(init=False, repr=False)
@@ -74,8 +73,7 @@ class Pruner:
         compiler = AnalysisCompiler(self.compiler, flags, source, self._slots)
         error = None
         try:
-            verdicts = analyse(self.method, text, len(records), compiler, self.jobs,
-                               keep_laundering=self.keep_laundering)
+            verdicts = analyse(self.method, text, len(records), compiler, self.jobs)
         except FfccError as err:
             verdicts, error = {}, str(err)
             print(f"ffcc: warning: {source}: labels not pruned: {err}", file=sys.stderr)
@@ -84,8 +82,8 @@ class Pruner:
             if verdict:
                 record["pruned"] = verdict
         unit = UnitPruning.of(source, records, time.monotonic() - start, compiler.compiles,
-                              laundering_neutralised=0 if self.keep_laundering else
-                              neutralise_laundering(text)[1], error=error)
+                              laundering_neutralised=neutralise_laundering(text)[1],
+                              error=error)
         self.report.add(unit)
         if self.verbose:
             print(f"ffcc: {source}: pruned {unit.total('infeasible')} infeasible, "

@@ -3,14 +3,8 @@
 Variants go to the compiler on stdin, so every variant of a unit has the same input name
 (``<stdin>``) in its object: two objects of one unit differ only where the code differs,
 which is what gccdiff compares.  ``#line`` in the variant keeps __FILE__, ``-iquote`` the
-original directory for quoted includes.
-
-Flags: the build's preprocessor and language options are kept (they decide what the code
-is); optimisation, debug info, warnings, sanitizers and LTO are replaced by ``-O2 -w``.
-``-fwrapv -fno-strict-aliasing -fno-delete-null-pointer-checks`` stop the optimiser from
-deciding labels through the program's undefined behaviour (signed overflow, aliasing, a
-dereference "proving" non-null): laundering guards against that in the built binary, and
-the analysis variants have their laundering removed (prune_variants.py).
+original directory for quoted includes.  The command and its flags are
+``plan.analysis_argv``'s.
 """
 
 from __future__ import annotations
@@ -22,20 +16,11 @@ import threading
 from dataclasses import dataclass, field
 
 from .errors import FfccError
-
-ANALYSIS_FLAGS = ("-O2", "-w", "-fwrapv", "-fno-strict-aliasing",
-                  "-fno-delete-null-pointer-checks")
-_REPLACED_PREFIXES = ("-O", "-g", "-W", "-w", "-fsanitize", "-fno-sanitize", "-flto",
-                      "-pedantic", "-fprofile", "-fcoverage", "-ftest-coverage", "-save-temps")
+from .plan import analysis_argv
 
 
 class AnalysisCompileError(FfccError):
     """An analysis variant did not compile (its stderr tail is the message)."""
-
-
-def analysis_flags(flags: list[str]) -> list[str]:
-    """The unit's flags less those the analysis replaces (see the module docstring)."""
-    return [f for f in flags if not (f.startswith(_REPLACED_PREFIXES) and not f.startswith("-Wp,"))]
 
 
 @dataclass
@@ -49,12 +34,9 @@ class AnalysisCompiler:
     compiles: int = 0
     _count_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def _argv(self, *outputs: str) -> list[str]:
-        quote_dir = os.path.dirname(os.path.abspath(self.source)) or "."
-        return [self.compiler, *analysis_flags(self.flags), *ANALYSIS_FLAGS,
-                "-iquote", quote_dir, *outputs, "-x", "c", "-"]
-
-    def _run(self, argv: list[str], text: str) -> bytes:
+    def _run(self, output: str | None, text: str) -> bytes:
+        """Compile ``text`` to the object ``output`` (None: assembly); returns stdout."""
+        argv = analysis_argv(self.compiler, self.flags, self.source, output)
         with self.slots:
             done = subprocess.run(argv, input=text.encode("utf-8", "surrogateescape"),
                                   capture_output=True)
@@ -68,14 +50,14 @@ class AnalysisCompiler:
 
     def assembly(self, text: str) -> str:
         """The assembly of one variant."""
-        return self._run(self._argv("-S", "-o", "-"), text).decode(errors="replace")
+        return self._run(None, text).decode(errors="replace")
 
     def object_bytes(self, text: str) -> bytes:
         """The object file of one variant, as bytes."""
         fd, path = tempfile.mkstemp(suffix=".o", prefix="ffcc-prune-")
         os.close(fd)
         try:
-            self._run(self._argv("-c", "-o", path), text)
+            self._run(path, text)
             with open(path, "rb") as obj:
                 return obj.read()
         finally:

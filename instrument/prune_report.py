@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ffcc.runtime.files import write_atomic
+
 from .prune_variants import INFEASIBLE, TRIVIAL
 
 REPORT_NAME = "ffcc-prune.json"
@@ -21,6 +23,12 @@ REPORT_NAME = "ffcc-prune.json"
 def operator_group(operator: str) -> str:
     """``mcc`` or the WM operator family (``wm.ror.lt_le`` -> ``wm.ror``)."""
     return ".".join(operator.split(".")[:2])
+
+
+def _summary(tally: Counter) -> dict[str, int]:
+    """One operator group's tally as the report shows it."""
+    return {"before": tally["before"], INFEASIBLE: tally[INFEASIBLE], TRIVIAL: tally[TRIVIAL],
+            "after": tally["kept"]}
 
 
 @dataclass
@@ -48,8 +56,7 @@ class UnitPruning:
         return sum(tally[key] for tally in self.counts.values())
 
     def as_json(self) -> dict:
-        groups = {group: {"before": t["before"], INFEASIBLE: t[INFEASIBLE], TRIVIAL: t[TRIVIAL],
-                          "after": t["kept"]} for group, t in sorted(self.counts.items())}
+        groups = {group: _summary(tally) for group, tally in sorted(self.counts.items())}
         return {"file": self.file, "seconds": round(self.seconds, 3), "compiles": self.compiles,
                 "laundering_neutralised": self.laundering_neutralised, "error": self.error,
                 "by_operator": groups}
@@ -73,8 +80,7 @@ class PruneReport:
         for unit in self.units:
             for group, tally in unit.counts.items():
                 merged.setdefault(group, Counter()).update(tally)
-        return {group: {"before": t["before"], INFEASIBLE: t[INFEASIBLE], TRIVIAL: t[TRIVIAL],
-                        "after": t["kept"]} for group, t in sorted(merged.items())}
+        return {group: _summary(tally) for group, tally in sorted(merged.items())}
 
     def as_json(self, build_seconds: float | None = None) -> dict:
         return {"method": self.method,
@@ -97,9 +103,9 @@ class PruneReport:
                         f"{unit.total(INFEASIBLE):7} {unit.total(TRIVIAL):7} "
                         f"{unit.total('kept'):7} {unit.seconds:8.2f}"
                         + (f"  (not pruned: {unit.error})" if unit.error else ""))
-        for group, t in self.totals().items():
-            rows.append(f"{'TOTAL':32} {group:10} {t['before']:7} {t[INFEASIBLE]:7} "
-                        f"{t[TRIVIAL]:7} {t['after']:7}")
+        for group, summary in self.totals().items():
+            rows.append(f"{'TOTAL':32} {group:10} {summary['before']:7} "
+                        f"{summary[INFEASIBLE]:7} {summary[TRIVIAL]:7} {summary['after']:7}")
         return rows
 
     def print(self, stream=None) -> None:
@@ -110,7 +116,5 @@ class PruneReport:
 
     def write(self, build_dir: Path, build_seconds: float | None = None) -> Path:
         path = Path(build_dir) / REPORT_NAME
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.as_json(build_seconds), indent=2) + "\n")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(self.as_json(build_seconds), indent=2) + "\n")
         return path

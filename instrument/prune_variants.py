@@ -20,8 +20,8 @@ Laundering (rewriters/opaque.py) hides the values a label reads from the optimis
 it cannot relate labels to undefined behaviour of the program in the *built* binary.  For
 analysis that opacity only hides facts that decide labels (``x != 50`` on a laundered copy of
 a constant is undecidable), so ``neutralise_laundering`` removes the empty asm statements in
-analysis variants; compile.py compiles them with flags that keep the optimiser from using
-the program's undefined behaviour instead.
+analysis variants, and they are compiled with flags that keep the optimiser from using the
+program's undefined behaviour instead (plan.ANALYSIS_FLAGS).
 """
 
 from __future__ import annotations

@@ -11,24 +11,20 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc import runtime
 
 from .errors import FfccError
-from .toolchain import GCC, Backend, cache_dir
+from .plan import RuntimeFiles, runtime_build
+from .toolchain import Backend
 
-RUNTIME_CFLAGS = ("-std=gnu11", "-O2", "-fPIC", "-g0", "-w")
 
-
-@dataclass(frozen=True)
-class RuntimeFiles:
-    """The built runtime: what executables, shared objects and harnesses link."""
-
-    core: Path          # map, hooks and forkserver: linked into every executable
-    shared_stub: Path   # weak no-op hooks: linked into shared objects
-    fuzzer_main: Path   # archive with main() for LLVMFuzzerTestOneInput harnesses
+def cache_dir() -> Path:
+    """Where built runtimes are kept between runs."""
+    root = os.environ.get("FFCC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ffcc")
+    return Path(root)
 
 
 def _key(backend: Backend, arch_flags: tuple[str, ...]) -> str:
@@ -41,12 +37,11 @@ def _key(backend: Backend, arch_flags: tuple[str, ...]) -> str:
     return digest.hexdigest()[:20]
 
 
-def _compile(backend: Backend, source: Path, output: Path, flags: tuple[str, ...]) -> None:
-    cmd = [backend.path, *RUNTIME_CFLAGS, *flags, "-I", str(runtime.RUNTIME_DIR),
-           "-c", str(source), "-o", str(output)]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+def _compile(argv: list[str]) -> None:
+    """Run one runtime compile; its last line of diagnostics becomes the error."""
+    result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
-        raise FfccError(f"ffcc: error: building the runtime with {backend.path} failed: "
+        raise FfccError(f"ffcc: error: building the runtime with {argv[0]} failed: "
                         f"{result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ''}")
 
 
@@ -54,20 +49,12 @@ def _build(backend: Backend, arch_flags: tuple[str, ...], target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
-        edge_flags = ("-DFFCC_EDGE_HASHED",) if backend.kind == GCC else ()
-        parts = []
-        for source in runtime.CORE_SOURCES:
-            part = work / (source.stem + ".part.o")
-            _compile(backend, source, part, arch_flags + edge_flags)
-            parts.append(str(part))
-        # One relocatable object, so the whole runtime is linked or none of it.
-        subprocess.run([backend.path, *arch_flags, "-r", "-nostdlib", "-o",
-                        str(work / "ffcc_rt.o"), *parts], check=True, capture_output=True)
-        _compile(backend, runtime.SHARED_STUB, work / "ffcc_shared_stub.o", arch_flags)
-        _compile(backend, runtime.FUZZER_MAIN, work / "ffcc_fuzzer_main.o", arch_flags)
-        subprocess.run(["ar", "rcs", str(work / "libffcc_fuzzer_main.a"),
-                        str(work / "ffcc_fuzzer_main.o")], check=True, capture_output=True)
-        for part in parts:
+        build = runtime_build(backend, arch_flags, work)
+        for argv in build.compiles:
+            _compile(argv)
+        subprocess.run(build.merge, check=True, capture_output=True)
+        subprocess.run(build.archive, check=True, capture_output=True)
+        for part in build.parts:
             os.unlink(part)
         try:
             os.rename(work, target)
@@ -82,7 +69,7 @@ def _build(backend: Backend, arch_flags: tuple[str, ...], target: Path) -> None:
 def runtime_files(backend: Backend, arch_flags: tuple[str, ...] = ()) -> RuntimeFiles:
     """The runtime built for this compiler and target architecture flags."""
     target = cache_dir() / f"runtime-{_key(backend, arch_flags)}"
-    if not (target / "libffcc_fuzzer_main.a").exists():
+    files = RuntimeFiles.in_dir(target)
+    if not files.fuzzer_main.exists():
         _build(backend, arch_flags, target)
-    return RuntimeFiles(core=target / "ffcc_rt.o", shared_stub=target / "ffcc_shared_stub.o",
-                        fuzzer_main=target / "libffcc_fuzzer_main.a")
+    return files

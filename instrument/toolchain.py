@@ -1,5 +1,9 @@
 """Which real compiler ffcc drives, and how it instruments edges.
 
+``select_backend`` is the one place that chooses it: the compiler asked for (``--cc``,
+else ``FFCC_CC``; options.py reads both), else clang, else gcc, else cc.  Every command
+run with it is built in plan.py.
+
 clang gets ``-fsanitize-coverage=trace-pc-guard`` (collision-free edge ids);
 gcc, which has no guard mode, gets ``-fsanitize-coverage=trace-pc`` and the
 runtime hashes block offsets.  A compiler that instruments on its own (AFL++'s
@@ -9,7 +13,6 @@ AFL++'s runtime does the rest.
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,10 +103,3 @@ def predefined_macros() -> list[str]:
         "-D__AFL_FUZZ_TESTCASE_BUF=(__afl_fuzz_ptr ? __afl_fuzz_ptr : __afl_fuzz_alt_ptr)",
         f"-D__AFL_FUZZ_TESTCASE_LEN={testcase_len}",
     ]
-
-
-def cache_dir() -> Path:
-    """Where built runtimes are kept between runs."""
-    root = os.environ.get("FFCC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ffcc")
-    return Path(root)

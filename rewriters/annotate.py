@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .criteria import selected
 from .edits import EditConflict, EditSet
 from .logic import Decision
-from .macro_expansion import default_compiler, expand_macros
+from .macro_expansion import expand_macros
 from .model import Annotation, Label, LabelOptions, LabelRequest
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
@@ -71,7 +71,8 @@ def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],
                           options: LabelOptions) -> Unit:
     """The unit re-parsed with its function bodies' macros expanded (``--in-macros``), or as it
     is when there is nothing to expand or the expanded text does not parse."""
-    expansion = expand_macros(unit, compile_args, options.macro_compiler or default_compiler(),
+    assert options.macro_preprocessor is not None  # LabelOptions requires it with in_macros
+    expansion = expand_macros(unit, compile_args, options.macro_preprocessor,
                               options.only_funcs, spelled_path=path)
     if expansion is None:
         return unit

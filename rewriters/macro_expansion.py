@@ -2,7 +2,8 @@
 
 Each outermost macro invocation inside a selected function body is replaced by its expansion as
 the real preprocessor writes it (the backend compiler's ``-E``, run on a copy of the file whose
-invocations are wrapped in marker identifiers). Stringified and pasted arguments, ``__LINE__``
+invocations are wrapped in marker identifiers; the driver builds that command and hands it in as
+``LabelOptions.macro_preprocessor``). Stringified and pasted arguments, ``__LINE__``
 and ``__FILE__`` therefore come out exactly as the compile would make them, and the rewriters
 then see plain code. An expansion is kept only if preprocessing it again gives it back unchanged
 (a self-referential macro's name in an expansion would otherwise be expanded a second time) and
@@ -20,11 +21,11 @@ import bisect
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from .model import PreprocessCommand
 from .unit import Unit, function_body, lex
 
 # A preprocessing directive: its logical line, continuation lines included.
@@ -76,12 +77,7 @@ class Expansion:
         return r.old_start if offset < r.new_end else offset - r.new_end + r.old_end
 
 
-def default_compiler() -> str:
-    """The preprocessor to use when the driver names none: clang, else gcc, else cc."""
-    return shutil.which("clang") or shutil.which("gcc") or "cc"
-
-
-def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
+def expand_macros(unit: Unit, compile_args: list[str], preprocess_command: PreprocessCommand,
                   only_funcs: frozenset[str] = frozenset(), spelled_path: str | None = None
                   ) -> Expansion | None:
     """The unit's source with its function bodies' macro invocations expanded; None when there
@@ -91,7 +87,7 @@ def expand_macros(unit: Unit, compile_args: list[str], compiler: str,
     ranges = _invocations(unit, only_funcs)
     if not ranges:
         return None
-    preprocess = _Preprocessor(spelled_path or unit.path, compile_args, compiler)
+    preprocess = _Preprocessor(spelled_path or unit.path, compile_args, preprocess_command)
     first = preprocess(unit.source, ranges)
     if first is None:
         return None
@@ -138,11 +134,10 @@ def _invocations(unit: Unit, only_funcs: frozenset[str]) -> list[tuple[int, int]
 class _Preprocessor:
     """The backend's ``-E`` on versions of one file, each range wrapped in markers."""
 
-    def __init__(self, path: str, compile_args: list[str], compiler: str) -> None:
+    def __init__(self, path: str, compile_args: list[str], command: PreprocessCommand) -> None:
         self.path = path
-        # Quote includes find the original directory first, as from the original file.
-        self.command = [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote",
-                        os.path.dirname(os.path.abspath(path)) or "."]
+        self.compile_args = compile_args
+        self.command = command
 
     def __call__(self, source: bytes, ranges: list[tuple[int, int]]) -> bytes | None:
         """The preprocessed text; None when the preprocessor fails."""
@@ -158,8 +153,8 @@ class _Preprocessor:
             with open(marked, "wb") as out:
                 out.write(b"".join(pieces))
             try:
-                done = subprocess.run([*self.command, marked, "-o", "-"], capture_output=True,
-                                      timeout=_PREPROCESS_SECONDS)
+                done = subprocess.run(self.command(self.compile_args, self.path, marked),
+                                      capture_output=True, timeout=_PREPROCESS_SECONDS)
             except (OSError, subprocess.TimeoutExpired):
                 return None
         return done.stdout if done.returncode == 0 else None

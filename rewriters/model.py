@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -9,6 +10,11 @@ from .logic import Decision
 from .sites import Binop, Function
 
 WM_OPERATORS = frozenset({"ROR", "AOR", "COR", "ABS"})
+
+# The driver's preprocessor command for in_macros: (compile args, the file as the compile
+# command spells it, the marked copy to preprocess) -> argv that writes the preprocessed
+# copy to stdout without line markers (the rewriters never choose a compiler).
+PreprocessCommand = Callable[[Sequence[str], str, str], list[str]]
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,7 @@ class LabelOptions:
     wm_ops: frozenset[str] = frozenset()  # subset of WM_OPERATORS
     only_funcs: frozenset[str] = frozenset()  # empty: every function
     in_macros: bool = False  # label the code macros expand to (macro_expansion.py)
-    macro_compiler: str | None = None  # whose preprocessor expands them (None: default_compiler)
+    macro_preprocessor: PreprocessCommand | None = None  # expands them; required with in_macros
     mcc_min_atoms: int = 2  # decisions with fewer atoms get no MCC labels (edges cover them)
 
     def __post_init__(self) -> None:
@@ -29,6 +35,8 @@ class LabelOptions:
             raise ValueError(f"unknown WM operators {sorted(unknown)}; known: {sorted(WM_OPERATORS)}")
         if self.mcc_max is not None and self.mcc_max < 1:
             raise ValueError("mcc_max must be at least 1")
+        if self.in_macros and self.macro_preprocessor is None:
+            raise ValueError("in_macros needs a macro_preprocessor")
 
 
 @dataclass(frozen=True)

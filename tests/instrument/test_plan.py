@@ -1,10 +1,13 @@
-"""The backend command for each kind of invocation, checked without running it."""
+"""Every command ffcc runs, for each purpose, checked without running it."""
 
 from pathlib import Path
 
+from ffcc import runtime
 from ffcc.instrument.command_line import parse_command
-from ffcc.instrument.plan import needs_runtime, plan_compile
-from ffcc.instrument.runtime_cache import RuntimeFiles
+from ffcc.instrument.plan import (RuntimeFiles, analysis_argv, front_flags, labelled_argv,
+                                  link_additions, needs_runtime, parse_flags, plan_compile,
+                                  preprocess_argv, project_compile_options, project_compiles,
+                                  project_link, runtime_build)
 from ffcc.instrument.toolchain import CLANG, FOREIGN, GCC, Backend
 
 RT = RuntimeFiles(core=Path("/rt/ffcc_rt.o"), shared_stub=Path("/rt/stub.o"),
@@ -59,3 +62,73 @@ def test_foreign_backend_adds_no_runtime():
     assert not any("fsanitize-coverage" in a for a in argv)
     # afl-clang-fast defines the AFL macros itself; redefining them would warn
     assert "-D__FFCC__=1" in argv and not any(a.startswith("-D__AFL") for a in argv)
+
+
+def test_libclang_parses_without_outputs_or_dependency_files():
+    cmd = parse_command(["-O2", "-MD", "-MF", "a.d", "-Iinc", "-c", "a.c", "-o", "a.o", "-DX"])
+    assert parse_flags(cmd) == ["-O2", "-Iinc", "-DX"]
+
+
+def test_labelled_compile_swaps_sources_and_searches_their_directories_first():
+    argv = ["/usr/bin/clang", "-Iinc", "-c", "src/a.c", "b.c", "-o", "x.o"]
+    assert labelled_argv(argv, {"src/a.c": "/tmp/l/a.c"}) == [
+        "/usr/bin/clang", "-iquote", str(Path("src").resolve()),
+        "-Iinc", "-c", "/tmp/l/a.c", "b.c", "-o", "x.o"]
+
+
+def test_project_compiles_each_source_and_links_the_runtime():
+    cmd = parse_command(["-O1", "-Wl,--as-needed", "-Iinc", "a.c", "b.c", "-lm", "-o", "build/"])
+    objects = [Path("build/obj/a.o"), Path("build/obj/b.o")]
+    front = front_flags(cmd, CLANG_BE)
+    assert project_compile_options(cmd) == ["-O1", "-Iinc"]
+    assert project_compiles(cmd, CLANG_BE, objects) == [
+        ["/usr/bin/clang", *front, "-O1", "-Iinc", "-c", "a.c", "-o", "build/obj/a.o"],
+        ["/usr/bin/clang", *front, "-O1", "-Iinc", "-c", "b.c", "-o", "build/obj/b.o"]]
+    link = project_link(cmd, CLANG_BE, objects, Path("build/a"), RT)
+    assert link == ["/usr/bin/clang", "-O1", "-Wl,--as-needed", "-Iinc", "build/obj/a.o",
+                    "build/obj/b.o", "-lm", "-o", "build/a", *link_additions(cmd, RT)]
+    assert project_link(cmd, CLANG_BE, objects, Path("build/a"), None) == link[:9]
+
+
+def test_runtime_build_compiles_merges_and_archives():
+    work = Path("/cache/w")
+    build = runtime_build(Backend("/usr/bin/gcc", GCC), ("-m32",), work)
+    flags = ["-std=gnu11", "-O2", "-fPIC", "-g0", "-w"]
+    include = ["-I", str(runtime.RUNTIME_DIR)]
+    assert build.compiles == (
+        ["/usr/bin/gcc", *flags, "-m32", "-DFFCC_EDGE_HASHED", *include, "-c",
+         str(runtime.RUNTIME_DIR / "ffcc_map.c"), "-o", "/cache/w/ffcc_map.part.o"],
+        ["/usr/bin/gcc", *flags, "-m32", "-DFFCC_EDGE_HASHED", *include, "-c",
+         str(runtime.RUNTIME_DIR / "ffcc_forkserver.c"), "-o", "/cache/w/ffcc_forkserver.part.o"],
+        ["/usr/bin/gcc", *flags, "-m32", *include, "-c",
+         str(runtime.SHARED_STUB), "-o", "/cache/w/ffcc_shared_stub.o"],
+        ["/usr/bin/gcc", *flags, "-m32", *include, "-c",
+         str(runtime.FUZZER_MAIN), "-o", "/cache/w/ffcc_fuzzer_main.o"])
+    assert build.merge == ["/usr/bin/gcc", "-m32", "-r", "-nostdlib", "-o", "/cache/w/ffcc_rt.o",
+                           "/cache/w/ffcc_map.part.o", "/cache/w/ffcc_forkserver.part.o"]
+    assert build.archive == ["ar", "rcs", "/cache/w/libffcc_fuzzer_main.a",
+                             "/cache/w/ffcc_fuzzer_main.o"]
+    assert build.parts == (work / "ffcc_map.part.o", work / "ffcc_forkserver.part.o")
+    files = RuntimeFiles.in_dir(work)
+    assert str(files.core) in build.merge and str(files.fuzzer_main) in build.archive
+
+
+def test_clang_runtime_uses_guard_edges():
+    build = runtime_build(CLANG_BE, (), Path("/w"))
+    assert not any("-DFFCC_EDGE_HASHED" in argv for argv in build.compiles)
+
+
+def test_analysis_compiles_read_stdin_with_the_units_preprocessor_flags():
+    flags = ["-DX=1", "-O0", "-g", "-Wall", "-fsanitize=address", "-Iinc"]
+    common = ["/usr/bin/gcc", "-DX=1", "-Iinc", "-O2", "-w", "-fwrapv", "-fno-strict-aliasing",
+              "-fno-delete-null-pointer-checks", "-iquote", str(Path("src").resolve())]
+    assert analysis_argv("/usr/bin/gcc", flags, "src/a.c", None) == [
+        *common, "-S", "-o", "-", "-x", "c", "-"]
+    assert analysis_argv("/usr/bin/gcc", flags, "src/a.c", "/tmp/v.o") == [
+        *common, "-c", "-o", "/tmp/v.o", "-x", "c", "-"]
+
+
+def test_macro_expansion_preprocesses_the_marked_copy_to_stdout():
+    assert preprocess_argv("/usr/bin/clang", ["-DX", "-Iinc"], "src/a.c", "/tmp/m/a.c") == [
+        "/usr/bin/clang", "-E", "-P", "-w", "-x", "c", "-DX", "-Iinc",
+        "-iquote", str(Path("src").resolve()), "/tmp/m/a.c", "-o", "-"]

@@ -11,8 +11,9 @@ import pytest
 
 from ffcc.fuzzer.labels import LabelMap
 from ffcc.instrument.labels import preamble
+from ffcc.instrument.plan import analysis_flags
 from ffcc.instrument.prune import FAST, GCCDIFF, analyse
-from ffcc.instrument.prune_compile import AnalysisCompiler, analysis_flags
+from ffcc.instrument.prune_compile import AnalysisCompiler
 from ffcc.instrument.prune_report import PruneReport, UnitPruning
 from ffcc.instrument.prune_variants import (LabelShapeError, check_label_uses,
                                             neutralise_laundering)

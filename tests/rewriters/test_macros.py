@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from functools import partial
+
+import pytest
+
+from ffcc.instrument.plan import preprocess_argv
+from ffcc.instrument.toolchain import select_backend
 from ffcc.rewriters import LabelOptions, annotate
-from ffcc.rewriters.macro_expansion import Expansion, default_compiler, expand_macros
+from ffcc.rewriters.macro_expansion import Expansion, expand_macros
 from ffcc.rewriters.unit import Unit
 
 from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
-IN_MACROS = LabelOptions(mcc=True, in_macros=True)
+# The preprocessor command the ffcc driver hands the rewriters.
+PREPROCESS = partial(preprocess_argv, select_backend(None).path)
+IN_MACROS = LabelOptions(mcc=True, in_macros=True, macro_preprocessor=PREPROCESS)
 
 MACROS = ("#define BOTH(a, b) ((a) && (b))\n#define POS(c) ((c) > 0 && (c) < 9)\n"
           "int f(int x, int y) {\n  if (BOTH(x, y)) return 1;\n"
@@ -60,8 +68,8 @@ INPUTS = [("1", "2"), ("5", "2"), ("48", "32"), ("-7", "100"), ("10", "10"), ("5
 
 
 def test_expansion_keeps_behaviour_and_lights_labels_in_macros(tmp_path, cc):
-    ann = annotate_code(tmp_path, PROGRAM, LabelOptions(mcc=True, wm_ops=ALL_WM, in_macros=True),
-                        args=["-w"])
+    options = LabelOptions(mcc=True, wm_ops=ALL_WM, in_macros=True, macro_preprocessor=PREPROCESS)
+    ann = annotate_code(tmp_path, PROGRAM, options, args=["-w"])
     in_max = {l.index for l in ann.labels if l.original.startswith("(a) > (b)")}
     assert in_max, [l.original for l in ann.labels]
     (tmp_path / "labelled").mkdir()
@@ -79,7 +87,8 @@ def test_expansion_keeps_behaviour_and_lights_labels_in_macros(tmp_path, cc):
 def test_self_referential_and_directive_macros_stay(tmp_path):
     code = ("#define ONE 1\nint self;\n#define self (4 + self)\n"
             "int f(int x) {\n#if ONE\n  return self > x;\n#endif\n}\n")
-    ann = annotate_code(tmp_path, code, LabelOptions(wm_ops=frozenset({"ROR"}), in_macros=True))
+    ann = annotate_code(tmp_path, code, LabelOptions(wm_ops=frozenset({"ROR"}), in_macros=True,
+                                                     macro_preprocessor=PREPROCESS))
     assert "#if ONE" in ann.text
     assert {l.original for l in ann.labels} == {"self > x"}
 
@@ -87,14 +96,21 @@ def test_self_referential_and_directive_macros_stay(tmp_path):
 def test_pragma_in_an_expansion_is_not_expanded(tmp_path):
     code = ("#define QUIET(e) _Pragma(\"GCC diagnostic push\") (e) _Pragma(\"GCC diagnostic pop\")\n"
             "int f(int x, int y) {\n  return QUIET(x < y);\n}\n")
-    ann = annotate_code(tmp_path, code, LabelOptions(wm_ops=frozenset({"ROR"}), in_macros=True))
+    ann = annotate_code(tmp_path, code, LabelOptions(wm_ops=frozenset({"ROR"}), in_macros=True,
+                                                     macro_preprocessor=PREPROCESS))
     assert ann.labels == [] and ann.text == code
 
 
 def test_without_a_preprocessor_labels_stay_out_of_macros(tmp_path):
-    options = LabelOptions(mcc=True, in_macros=True, macro_compiler="/nonexistent/cc")
+    options = LabelOptions(mcc=True, in_macros=True,
+                           macro_preprocessor=partial(preprocess_argv, "/nonexistent/cc"))
     ann = annotate_code(tmp_path, MACROS, options)
     assert {l.original for l in ann.labels} == {"POS(x) || y"}
+
+
+def test_in_macros_needs_the_drivers_preprocessor():
+    with pytest.raises(ValueError, match="macro_preprocessor"):
+        LabelOptions(in_macros=True)
 
 
 def test_offsets_map_back_to_the_invocation():
@@ -110,9 +126,9 @@ def test_an_expansion_that_would_change_the_token_stream_is_dropped(tmp_path):
     source = tmp_path / "counter.c"
     source.write_text("#define NEXT __COUNTER__\nint f(void) { return NEXT + NEXT; }\n"
                       "int later = __COUNTER__;\n")
-    assert expand_macros(Unit(str(source), []), [], default_compiler()) is None
+    assert expand_macros(Unit(str(source), []), [], PREPROCESS) is None
     source.write_text("#define NEXT __COUNTER__\nint f(void) { return NEXT + NEXT; }\n")
-    assert b"return 0 + 1;" in expand_macros(Unit(str(source), []), [], default_compiler()).source
+    assert b"return 0 + 1;" in expand_macros(Unit(str(source), []), [], PREPROCESS).source
 
 
 def test_file_expands_to_the_name_the_command_spells(tmp_path, monkeypatch):
