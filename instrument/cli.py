@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from functools import partial
 
 from .command_line import Mode, parse_command
 from .errors import FfccError
@@ -29,8 +30,6 @@ def label_builder(opts: FfccOptions, backend: Backend):
     pruned with ``backend``), or None."""
     if not opts.wants_labels:
         return None
-    from functools import partial
-
     from ffcc.rewriters import LabelOptions
 
     from .labels import LabelBuilder
