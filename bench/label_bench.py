@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import statistics
 import sys
 import tempfile
@@ -27,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench.driver_bench import ffcc_executable  # noqa: E402
 from bench.projects import CJSON, JQ, Project, fresh_copy, run_step  # noqa: E402
+from ffcc.runtime.abi import DB_SUFFIX, read_label_db  # noqa: E402
 
 # Sources whose lines count as the program's (tests and generated parsers included
 # only where the program itself compiles them).
@@ -58,9 +58,8 @@ def lines_of_code(tree: Path, pattern: str) -> int:
 def label_counts(tree: Path) -> Counter:
     """Distinct labels over every program the build linked, by criterion and operator."""
     seen, counts = set(), Counter()
-    for db in tree.rglob("*.labels.jsonl"):
-        for line in db.read_text().splitlines():
-            label = json.loads(line)
+    for db in tree.rglob(f"*{DB_SUFFIX}"):
+        for label in read_label_db(str(db).removesuffix(DB_SUFFIX)).labels:
             key = (label["file"], label["line"], label["column"], label["operator"],
                    label["predicate"])
             if key in seen:

@@ -1,15 +1,17 @@
 """Compile C sources with labels: annotate, add the runtime ABI preamble, compile.
 
 The rewriters return code whose label bodies read ``__FFCC_LABEL(i)`` with a
-unit-local index.  This module owns what that means at run time:
+unit-local index.  This module writes what that means at run time, in the layout
+ffcc.runtime.abi defines (section names, unit header, map layout):
 
-* each unit reserves ``12 + N`` bytes in section ``__ffcc_labels``: a header
-  (magic ``FFLB``, unit id, label count) and one slot byte per label; a label's
-  map slot is its byte's offset from the section start, so slots are fixed when
-  the program is linked;
-* the unit's label records go, as JSON lines headed by the same unit id, into
-  the non-allocated section ``.ffcc_labeldb``, which the linker concatenates and
-  archives carry along (label_db.py reads both back from the linked binary);
+* each unit reserves ``abi.UNIT_HEADER_SIZE + N`` bytes in section
+  ``abi.LABEL_SECTION``: the unit header (magic, unit id, label count) and one
+  slot byte per label; a label's map slot is its byte's offset from the section
+  start, so slots are fixed when the program is linked;
+* the unit's label records go, as JSON lines after a unit record (unit id,
+  label count, file), into the non-allocated section ``abi.LABELDB_SECTION``,
+  which the linker concatenates and archives carry along (label_db.py reads both
+  back from the linked binary and writes the label database through abi);
 * a hit (a call to the unit's ``__ffcc_hit``) increments the slot, never wrapping to
   zero, through ``__ffcc_label_area``, which the runtime
   points at the label region of the coverage map.  Without ffcc's runtime (a
@@ -28,12 +30,11 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
+
 from .command_line import CompilerCommand, Source
 from .plan import labelled_argv, parse_flags
 from .selection import Selection
-
-MAGIC = b"FFLB"
-HEADER_SIZE = 12
 
 # Warning groups that label code can trigger (GNU extensions under -pedantic,
 # temporaries, casts in kill conditions).  They are silenced in labelled units
@@ -122,25 +123,23 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged)."""
     count = len(records)
-    header = MAGIC + uid.to_bytes(4, "little") + count.to_bytes(4, "little")
-    initialiser = ", ".join(str(b) for b in header)
+    start = f"__start_{LABEL_SECTION}"  # the linker's symbol for the section's first byte
+    initialiser = ", ".join(str(b) for b in unit_header(uid, count))
     db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
                            ensure_ascii=True)]
     db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
-    asm = ".pushsection .ffcc_labeldb,\"\",@progbits\n" + "".join(
+    asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
     return (
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() +
-        'extern unsigned char __start___ffcc_labels[] __attribute__((weak, visibility("hidden")));\n'
-        '__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = '
-        "__start___ffcc_labels;\n"
-        f"static unsigned char __ffcc_unit_slots[{HEADER_SIZE + count}] "
-        '__attribute__((used, aligned(1), section("__ffcc_labels"))) = {' + initialiser + "};\n"
+        f'extern unsigned char {start}[] __attribute__((weak, visibility("hidden")));\n'
+        f'__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = {start};\n'
+        f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count}] "
+        f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
         + TEMP_DEFINITION + _HIT_ATTRIBUTES +
         "static __FFCC_HIT_ATTRIBUTES void __ffcc_hit(__SIZE_TYPE__ i) {\n"
         "  unsigned char *slot = __ffcc_label_area + "
-        f"((__SIZE_TYPE__)&__ffcc_unit_slots[{HEADER_SIZE} + i] - "
-        "(__SIZE_TYPE__)__start___ffcc_labels);\n"
+        f"((__SIZE_TYPE__)&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + i] - (__SIZE_TYPE__){start});\n"
         "  *slot = (unsigned char)(*slot + 1 + (*slot == 255));\n}\n"
         "#define __FFCC_HIT(i) do { __asm__ volatile(\"\" ::: \"memory\"); __ffcc_hit(i); "
         "} while (0)\n"

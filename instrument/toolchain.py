@@ -17,6 +17,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ffcc.runtime.abi import MAX_INPUT
+
 from .errors import FfccError
 
 CLANG, GCC, FOREIGN = "clang", "gcc", "foreign"
@@ -88,10 +90,12 @@ def predefined_macros() -> list[str]:
             '_ffcc_sig = (const char *)"##SIG_AFL_DEFER_FORKSRV##"; '
             'void __afl_manual_init(void); __afl_manual_init(); } while (0)')
     fuzz_init = ('int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; '
-                 'extern unsigned char *__afl_fuzz_ptr; unsigned char __afl_fuzz_alt[1048576]; '
+                 'extern unsigned char *__afl_fuzz_ptr; '
+                 f'unsigned char __afl_fuzz_alt[{MAX_INPUT}]; '
                  'unsigned char *__afl_fuzz_alt_ptr = __afl_fuzz_alt;')
     testcase_len = ('(__afl_fuzz_ptr ? *__afl_fuzz_len : (*__afl_fuzz_len = '
-                    'read(0, __afl_fuzz_alt_ptr, 1048576)) == 0xffffffff ? 0 : *__afl_fuzz_len)')
+                    f'read(0, __afl_fuzz_alt_ptr, {MAX_INPUT})) == 0xffffffff '
+                    '? 0 : *__afl_fuzz_len)')
     return [
         FFCC_MACRO,
         "-D__AFL_COMPILER=1",
@@ -103,3 +107,4 @@ def predefined_macros() -> list[str]:
         "-D__AFL_FUZZ_TESTCASE_BUF=(__afl_fuzz_ptr ? __afl_fuzz_ptr : __afl_fuzz_alt_ptr)",
         f"-D__AFL_FUZZ_TESTCASE_LEN={testcase_len}",
     ]
+

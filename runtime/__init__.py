@@ -4,7 +4,14 @@ The driver (ffcc.instrument) compiles these once per compiler into a cache.
 ``CORE_SOURCES`` make the runtime proper (map, hooks, forkserver);
 ``SHARED_STUB`` is linked into shared objects; ``FUZZER_MAIN`` is the main()
 for libFuzzer-style harnesses, linked from an archive so a program's own main
-wins.  ``PROTOCOL_HEADER`` is the contract the fuzzer's native core reads too.
+wins.  ``PROTOCOL_HEADER`` and ``NAMES_HEADER`` are the contract the fuzzer's
+native core reads too.
+
+``abi`` is the binary's ABI as the Python tools see it: the constants of those
+headers (read from them, never retyped), the label slot and map layout, and the
+label database's file name, format, reader and writer; ffcc.instrument and
+ffcc.fuzzer both use it.  ``headers`` parses the headers' defines; ``files``
+writes every result file atomically.
 """
 
 from pathlib import Path

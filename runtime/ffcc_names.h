@@ -1,6 +1,10 @@
 /* ffcc_names.h - environment variables, binary signatures and section names
  * that the runtime, the driver and fuzzers agree on.  AFL++ spells the
- * __AFL_* and ##SIG_AFL_* names; afl-fuzz greps binaries for them. */
+ * __AFL_* and ##SIG_AFL_* names; afl-fuzz greps binaries for them.
+ *
+ * Python reads every `#define NAME "value"` here (runtime/headers.py, for
+ * ffcc.runtime.abi and the fuzzer's cffi module): keep each a plain string
+ * literal on one line. */
 #ifndef FFCC_NAMES_H
 #define FFCC_NAMES_H
 
@@ -13,10 +17,12 @@
 #define FFCC_SIG_PERSISTENT "##SIG_AFL_PERSISTENT##"
 #define FFCC_SIG_DEFER "##SIG_AFL_DEFER_FORKSRV##"
 
-/* Label slots: each instrumented translation unit reserves one byte per label
- * in this (allocated, writable) section; a label's slot is its byte's offset
- * from the section start.  The label records of each unit go, in the same
- * order, into the non-allocated section FFCC_LABELDB_SECTION as JSON lines. */
+/* Label slots: each instrumented translation unit reserves a unit header and
+ * one byte per label in this (allocated, writable) section; a label's slot is
+ * its byte's offset from the section start.  The label records of each unit
+ * go, in the same order, into the non-allocated section FFCC_LABELDB_SECTION
+ * as JSON lines.  The unit header and the records are written and read only
+ * by ffcc's Python side: runtime/abi.py defines them. */
 #define FFCC_LABEL_SECTION "__ffcc_labels"
 #define FFCC_LABELDB_SECTION ".ffcc_labeldb"
 

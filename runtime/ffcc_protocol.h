@@ -1,8 +1,10 @@
 /* ffcc_protocol.h - the contract between instrumented binaries and fuzzers.
  *
- * Read by the C runtime (runtime/) and by the fuzzer's native core (native/),
- * whose cffi cdef takes only the integer #defines; strings (environment
- * variable names, signatures) are in ffcc_names.h.
+ * Read by the C runtime (runtime/), by the fuzzer's native core (native/) and,
+ * through runtime/headers.py, by Python (ffcc.runtime.abi and native's cffi
+ * cdef), which take the `#define NAME value` lines: keep each value here an
+ * integer literal on one line.  Strings (environment variable names,
+ * signatures) are in ffcc_names.h.
  *
  * Forkserver: AFL++ 4.04c's protocol.  Every message is a 4-byte host-endian
  * word.  The target writes a hello on FFCC_FD_STATUS; if the hello offers
@@ -25,10 +27,12 @@
  * trace is in the map.
  *
  * Map layout: [edge region][label region].  The label region mirrors the
- * binary's __ffcc_labels section (unit headers, then one byte per label slot)
- * and occupies the last ALIGN64(section size) = ALIGN64(max slot + 1) bytes of
- * the map, so a fuzzer that knows the map size (from the hello) and the slots
- * (from the label database) knows where every label is.
+ * binary's FFCC_LABEL_SECTION (unit headers, then one byte per label slot) and
+ * occupies the last FFCC_ALIGN_UP(section size) bytes of the map (ffcc_map.c).
+ * ffcc records that size in the header record of the program's label database,
+ * so a fuzzer that knows the map size (from the hello) knows where every label
+ * slot is.  ffcc.runtime.abi (runtime/abi.py) is the tools' one reader of these
+ * headers and owner of that layout and database format.
  */
 #ifndef FFCC_PROTOCOL_H
 #define FFCC_PROTOCOL_H

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
+from ffcc.runtime.abi import LabelDatabase, write_label_db
 from fuzz_targets import ffuzz_env
 
 STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done execs_done execs_per_sec "
@@ -195,8 +196,8 @@ def test_an_output_dir_in_use_or_with_a_campaign_is_refused(targets, seeds, tmp_
 def test_labels_file_is_shown_in_stats(targets, tmp_path) -> None:
     binary = tmp_path / "labelled"
     shutil.copy(targets["branchy"], binary)
-    (tmp_path / "labelled.labels.jsonl").write_text(
-        "".join(f'{{"id": {10 + s}, "slot": {s}, "criterion": "mcc"}}\n' for s in range(3)))
+    write_label_db(binary, LabelDatabase(64, [{"id": 10 + s, "slot": s, "criterion": "mcc"}
+                                              for s in range(3)]))
     seeds = tmp_path / "in"
     seeds.mkdir()
     (seeds / "s").write_bytes(b"xyz")

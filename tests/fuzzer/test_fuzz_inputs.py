@@ -10,6 +10,7 @@ import pytest
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
+from ffcc.runtime.abi import LabelDatabase, write_label_db
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -17,21 +18,22 @@ REPO = Path(__file__).resolve().parents[2]
 def test_labels_sit_in_the_last_aligned_bytes_of_the_map(tmp_path) -> None:
     binary = tmp_path / "prog"
     binary.write_bytes(b"")
-    (tmp_path / "prog.labels.jsonl").write_text(
-        '{"id": 7, "slot": 0}\n\n{"id": 9, "slot": 2, "criterion": "wm.ror"}\n')
+    write_label_db(binary, LabelDatabase(128, [{"id": 7, "slot": 0},
+                                               {"id": 9, "slot": 2, "criterion": "wm.ror"}]))
     labels = LabelMap.load(binary)
     assert labels is not None and labels.label_ids == (7, -1, 9) and labels.count == 2
-    assert labels.region_start(1024) == 1024 - 64 == edge_region_end(labels, 1024)
+    assert labels.region_start(1024) == 1024 - 128 == edge_region_end(labels, 1024)
     virgin = np.full(1024, 0xFF, np.uint8)
-    virgin[960 + 2] = 0x7F
+    virgin[896 + 2] = 0x7F
     assert labels.covered(virgin) == 1
     assert LabelMap.load(tmp_path / "other") is None and edge_region_end(None, 1024) == 1024
 
 
 def test_a_broken_labels_file_is_a_one_line_error(tmp_path) -> None:
-    (tmp_path / "p.labels.jsonl").write_text('{"id": 1}\n')
-    with pytest.raises(FuzzerError, match=r"p.labels.jsonl:1"):
+    write_label_db(tmp_path / "p", LabelDatabase(64, [{"id": 1}]))
+    with pytest.raises(FuzzerError, match=r"p.labels.jsonl:2: not a label record") as error:
         LabelMap.load(tmp_path / "p")
+    assert "\n" not in str(error.value)
 
 
 def test_afl_dictionary_syntax(tmp_path) -> None:

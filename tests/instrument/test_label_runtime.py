@@ -1,17 +1,18 @@
 """Labels reach the fuzzer: each label has its own slot in the map's label region.
 
-The label region is the last ALIGN64(max slot + 1) bytes of the map the
-forkserver announces; the label database names each slot.
+The label region is the last bytes of the map the forkserver announces, as many
+as the label database's header record says; the database names each slot
+(ffcc.runtime.abi).
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from ffcc.runtime.abi import label_region_start, read_label_db
 from forkserver_client import ForkServer, hello_map_size
 from helpers import REPO, ffcc, have, sample_sources
 
@@ -20,14 +21,12 @@ READINGS = {20: b"T\x01\x14\x00", 50: b"T\x01\x32\x00", 75: b"T\x01\x4b\x00"}
 
 
 def load_db(program: Path) -> list[dict]:
-    return [json.loads(line) for line in program.with_name(program.name + ".labels.jsonl")
-            .read_text().splitlines()]
+    return read_label_db(program).labels
 
 
 def label_hits(program: Path, data: bytes, tmp_path: Path) -> set[int]:
     """Slots of the labels an input covers, read from the shared map."""
-    labels = load_db(program)
-    region = (max(l["slot"] for l in labels) + 1 + 63) // 64 * 64
+    database = read_label_db(program)
     case = tmp_path / "input"
     case.write_bytes(data)
     server = ForkServer([str(program), str(case)])
@@ -36,8 +35,8 @@ def label_hits(program: Path, data: bytes, tmp_path: Path) -> set[int]:
         run = server.run()
     finally:
         server.close()
-    start = size - region
-    return {l["slot"] for l in labels if run.map[start + l["slot"]]}
+    start = label_region_start(size, database.label_region)
+    return {l["slot"] for l in database.labels if run.map[start + l["slot"]]}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,6 +10,7 @@ from ffcc.instrument.prune import FAST, GCCDIFF, analyse
 from ffcc.instrument.prune_compile import AnalysisCompiler
 from ffcc.instrument.toolchain import predefined_macros
 from ffcc.rewriters import LabelOptions, annotate
+from ffcc.runtime.abi import read_label_db
 from helpers import REPO, ffcc, sample_sources
 
 PROGRAM = """#include <stdio.h>
@@ -25,7 +26,7 @@ def test_project_build_with_gccdiff_writes_report_and_database(tmp_path):
     (tmp_path / "p.c").write_text(PROGRAM)
     done = ffcc("--mcc", "--wm=ROR", "--prune=gccdiff", "-o", "b/", "p.c", cwd=tmp_path)
     assert "ffcc: pruning (gccdiff)" in done.stderr
-    db = [json.loads(line) for line in (tmp_path / "b/p.labels.jsonl").read_text().splitlines()]
+    db = read_label_db(tmp_path / "b/p").labels
     assert {l["pruned"] for l in db if "pruned" in l} <= {"infeasible", "trivial"}
     assert any(l.get("pruned") == "infeasible" for l in db), "n*0u != 0u is never true"
     report = json.loads((tmp_path / "b/ffcc-prune.json").read_text())

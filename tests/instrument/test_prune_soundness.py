@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ffcc.runtime.abi import label_region_start, read_label_db
 from forkserver_client import ForkServer, hello_map_size
 from helpers import REPO, SAMPLE_NAMES, ffcc, run_program, sample_inputs, sample_sources
 
@@ -25,19 +26,18 @@ LABELS = ("--mcc", "--wm", "-O2")
 
 
 def load_db(program: Path) -> list[dict]:
-    return [json.loads(line) for line in
-            program.with_name(program.name + ".labels.jsonl").read_text().splitlines()]
+    return read_label_db(program).labels
 
 
 def covered_per_input(program: Path, inputs: list[tuple[str, bytes]], tmp_path: Path
                       ) -> dict[str, set[int]]:
     """Input name -> ids of the labels its run covers, one forkserver for all runs."""
-    labels = load_db(program)
-    region = (max(l["slot"] for l in labels) + 1 + 63) // 64 * 64
+    database = read_label_db(program)
+    labels = database.labels
     case = tmp_path / "case"
     server = ForkServer([str(program), str(case)])
     try:
-        start = hello_map_size(server.hello) - region
+        start = label_region_start(hello_map_size(server.hello), database.label_region)
         covered = {}
         for name, data in inputs:
             case.write_bytes(data)

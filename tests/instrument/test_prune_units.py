@@ -18,6 +18,7 @@ from ffcc.instrument.prune_report import PruneReport, UnitPruning
 from ffcc.instrument.prune_variants import (LabelShapeError, check_label_uses,
                                             neutralise_laundering)
 from ffcc.rewriters.opaque import copies, launder
+from ffcc.runtime.abi import LabelDatabase, write_label_db
 
 COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 
@@ -84,12 +85,11 @@ def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
     assert "#define __FFCC_LABEL_1 ((void)0)" in text
     assert "#define __FFCC_LABEL_0 __FFCC_HIT(0)" in text
     assert "#define __FFCC_LABEL(i) __FFCC_HIT(i)" in preamble(7, "u.c", records[:1])
-    db = tmp_path / "prog.labels.jsonl"
-    db.write_text("".join(json.dumps(r) + "\n" for r in [
+    write_label_db(tmp_path / "prog", LabelDatabase(128, [
         {"id": 0, "slot": 12}, {"id": 1, "slot": 13}, {"id": 2, "slot": 90, "pruned": "trivial"}]))
     labels = LabelMap.load(tmp_path / "prog")
     assert labels.count == 2, "pruned labels are not goals"
-    assert len(labels.label_ids) == 91, "but their slots still size the label region"
+    assert labels.label_ids[90] == -1 and labels.region_size == 128, "but keep their slots"
 
 
 def test_report_counts_per_operator_group(tmp_path):

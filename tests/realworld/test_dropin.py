@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.projects import JQ, ZLIB, Project, fresh_copy, run_step
+from ffcc.runtime.abi import read_label_db
 
 pytestmark = pytest.mark.realworld
 
@@ -41,7 +41,7 @@ def test_zlib_labelled_inside_its_macros_passes_make_test(tmp_path):
     """zlib's inflate is written in statement macros (NEEDBITS, PULLBYTE, ...)."""
     tree, log = build_with_ffcc(ZLIB, tmp_path, {"FFCC_FLAGS": "--mcc --wm --in-macros"})
     assert "*** zlib test OK ***" in log and "*** zlib shared test OK ***" in log
-    labels = [json.loads(line) for line in (tree / "example.labels.jsonl").read_text().splitlines()]
+    labels = read_label_db(tree / "example").labels
     in_needbits = [l for l in labels if Path(l["file"]).name == "inflate.c"
                    and l["original"].startswith("bits < (unsigned)(")]
     assert len(in_needbits) > 50

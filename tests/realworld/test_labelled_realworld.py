@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench.projects import CJSON, JQ, Project, fresh_copy, run_step
+from ffcc.runtime.abi import read_label_db
 from helpers import have, run_program
 
 pytestmark = pytest.mark.realworld
@@ -73,7 +74,7 @@ def test_cjson_differential_on_generated_inputs(tmp_path, flags, at_least):
     tree = tree_of(CJSON, tmp_path)
     plain = build_driver(tree, tmp_path / "plain", ["gcc"])
     labelled = build_driver(tree, tmp_path / "labelled", ["ffcc", *flags])
-    labels = (tmp_path / "labelled" / "driver.labels.jsonl").read_text().count("\n")
+    labels = len(read_label_db(tmp_path / "labelled" / "driver").labels)
     assert labels > at_least, "cJSON should carry many labels"
     inputs = generated_inputs(tree, 1000)
     case = tmp_path / "case.json"

@@ -1,0 +1,153 @@
+"""The binary's ABI: what an instrumented program, ffcc (instrument/) and ffuzz (fuzzer/) agree on.
+
+This module is the one Python owner of that contract; both rooms import it and retype none
+of it.
+
+* Constants shared with C (section names, environment variables and signatures in
+  ffcc_names.h; protocol words and map geometry in ffcc_protocol.h) are defined once, in
+  those headers, and read here at import (headers.py): ``NAMES``, ``PROTOCOL``.
+* Label slots: each labelled unit reserves ``UNIT_HEADER_SIZE + N`` bytes in
+  ``LABEL_SECTION``, a header (``UNIT_MAGIC``, unit id, label count) and then one byte per
+  label; a label's slot is its byte's offset from the section start, fixed at link time.  The
+  unit records go, in the same order, into ``LABELDB_SECTION`` (instrument/labels.py writes
+  both, instrument/label_db.py reads them back).  The C runtime never reads unit headers,
+  so they are defined here rather than in a header.
+* Map layout: [edge region][label region].  The label region mirrors ``LABEL_SECTION`` and is
+  the last ``label_region_size(section size)`` bytes of the map (runtime/ffcc_map.c); label
+  slot s is map index ``label_region_start(map size, region) + s``.
+* Label database ``<program>.labels.jsonl`` (``db_path``): a header record
+  ``{"format": "ffcc-labels", "version": 1, "label_region": bytes, "labels": count}``, then
+  one JSON record per label in slot order, with at least "id" and "slot" (label_db.py lists
+  the other fields).  ffcc writes it after each link, ffuzz reads it; a reader refuses a
+  format or version it does not know rather than guess where labels are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import NAMES_HEADER, PROTOCOL_HEADER
+from .files import write_atomic
+from .headers import defines
+
+PROTOCOL: dict[str, int] = {name: value for name, value in defines(PROTOCOL_HEADER).items()
+                            if isinstance(value, int)}
+NAMES: dict[str, str] = {name: value for name, value in defines(NAMES_HEADER).items()
+                         if isinstance(value, str)}
+
+LABEL_SECTION = NAMES["FFCC_LABEL_SECTION"]
+LABELDB_SECTION = NAMES["FFCC_LABELDB_SECTION"]
+MAP_ALIGN = PROTOCOL["FFCC_MAP_ALIGN"]
+MAX_INPUT = PROTOCOL["FFCC_SHM_FUZZ_MAX"]  # largest test case, for every tool
+
+UNIT_MAGIC = b"FFLB"
+UNIT_HEADER = struct.Struct("<4sII")  # magic, unit id, label count
+UNIT_HEADER_SIZE = UNIT_HEADER.size
+
+DB_SUFFIX = ".labels.jsonl"
+DB_FORMAT = "ffcc-labels"
+DB_VERSION = 1
+
+
+def unit_header(uid: int, count: int) -> bytes:
+    """The bytes that open a unit's slots in LABEL_SECTION."""
+    return UNIT_HEADER.pack(UNIT_MAGIC, uid, count)
+
+
+def unit_headers(section: bytes) -> Iterator[tuple[int, int, int]]:
+    """(offset, unit id, label count) of each unit header in a linked LABEL_SECTION, in order."""
+    pos = section.find(UNIT_MAGIC)
+    while pos != -1 and pos + UNIT_HEADER_SIZE <= len(section):
+        _, uid, count = UNIT_HEADER.unpack_from(section, pos)
+        yield pos, uid, count
+        pos = section.find(UNIT_MAGIC, pos + UNIT_HEADER_SIZE + count)
+
+
+def align_up(size: int) -> int:
+    """``size`` rounded up to the map alignment (FFCC_ALIGN_UP in runtime/ffcc_rt.h)."""
+    return (size + MAP_ALIGN - 1) // MAP_ALIGN * MAP_ALIGN
+
+
+def label_region_size(section_size: int) -> int:
+    """Bytes of the map's label region for a LABEL_SECTION of ``section_size`` bytes."""
+    return align_up(section_size)
+
+
+def label_region_start(map_size: int, label_region: int) -> int:
+    """First map index of the label region (= end of the edge region)."""
+    return map_size - label_region
+
+
+class LabelDbError(ValueError):
+    """A label database that cannot be read; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class LabelDatabase:
+    label_region: int                 # bytes of the map's label region
+    labels: list[dict[str, Any]]      # one record per label, in slot order
+
+
+def db_path(program: str | os.PathLike[str]) -> Path:
+    """Where the label database of ``program`` lives: next to it."""
+    return Path(os.fspath(program) + DB_SUFFIX)
+
+
+def write_label_db(program: str | os.PathLike[str], database: LabelDatabase) -> None:
+    """Replace ``program``'s label database atomically: header record, then the labels."""
+    header = {"format": DB_FORMAT, "version": DB_VERSION, "label_region": database.label_region,
+              "labels": len(database.labels)}
+    lines = [json.dumps(header), *(json.dumps(label) for label in database.labels)]
+    write_atomic(db_path(program), "".join(line + "\n" for line in lines))
+
+
+def read_label_db(program: str | os.PathLike[str]) -> LabelDatabase | None:
+    """``program``'s label database; None when it has none."""
+    path = db_path(program)
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        return None
+    header = _header(path, lines[0] if lines else "")
+    labels = [_label(path, number, line) for number, line in enumerate(lines[1:], 2)]
+    if len(labels) != header["labels"]:
+        raise LabelDbError(f"{path}: header announces {header['labels']} labels, "
+                           f"the file holds {len(labels)}")
+    region = header["label_region"]
+    if region < 0 or region % MAP_ALIGN:
+        raise LabelDbError(f"{path}: label region of {region} bytes is not a multiple of {MAP_ALIGN}")
+    last_slot = max((label["slot"] for label in labels), default=-1)
+    if region <= last_slot:
+        raise LabelDbError(f"{path}: a label region of {region} bytes cannot hold slot {last_slot}")
+    return LabelDatabase(region, labels)
+
+
+def _header(path: Path, line: str) -> dict[str, Any]:
+    try:
+        header = json.loads(line)
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != DB_FORMAT:
+        raise LabelDbError(f"{path}:1: not an {DB_FORMAT} database (no header record)")
+    if header.get("version") != DB_VERSION:
+        raise LabelDbError(f"{path}: {DB_FORMAT} version {header.get('version')!r} is not "
+                           f"supported (this ffcc reads version {DB_VERSION}): rebuild the program")
+    if not all(isinstance(header.get(key), int) for key in ("label_region", "labels")):
+        raise LabelDbError(f"{path}:1: header record without label_region and labels")
+    return header
+
+
+def _label(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+        if not isinstance(record["id"], int) or not isinstance(record["slot"], int):
+            raise TypeError("id and slot must be integers")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LabelDbError(f"{path}:{number}: not a label record ({exc})") from None
+    return record
