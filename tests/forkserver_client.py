@@ -5,15 +5,19 @@ Deliberately independent of ffuzz's native client, so the two check each other.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import struct
 import subprocess
-import time
 from dataclasses import dataclass
+from pathlib import Path
+
+from helpers import poll_until
 
 IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
+HANG_WALL_SECONDS = 30  # a child that blocks instead of spinning is killed after this
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.shmat.restype = ctypes.c_void_p
 _libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
@@ -76,12 +80,16 @@ class ForkServer:
         os.write(self.ctl_w, struct.pack("I", word))
 
     def run(self, timed_out: bool = False, kill_after: float | None = None) -> Run:
+        """One run; ``kill_after``: kill the child, as a fuzzer's timeout would, once it has
+        spent that many seconds of CPU time. CPU time rather than wall-clock time, so that on
+        a busy machine the child still reaches its hang (and covers what leads there) first."""
         self.map.clear()
         self.write_word(int(timed_out))
         pid = self.read_word()
         if kill_after is not None:
-            time.sleep(kill_after)
-            os.kill(pid, signal.SIGKILL)
+            poll_until(lambda: cpu_seconds(pid) >= kill_after, HANG_WALL_SECONDS)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         status = self.read_word()
         return Run(status, self.map.bytes())
 
@@ -91,6 +99,18 @@ class ForkServer:
         self.proc.kill()
         self.proc.wait()
         self.map.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used; infinite once it has ended (zombie or reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return float("inf")
+    state, *fields = stat.rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+    if state in ("Z", "X"):
+        return float("inf")
+    return (int(fields[10]) + int(fields[11])) / os.sysconf("SC_CLK_TCK")
 
 
 def hello_map_size(hello: int) -> int | None:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +65,43 @@ def sample_sources(name: str) -> list[str]:
 def sample_inputs(name: str) -> list[Path]:
     return sorted((SAMPLES / name / "seeds").iterdir()) + sorted(
         (SAMPLES / name).glob("triggers/*"))
+
+
+POLL_SECONDS = 0.05
+
+
+def poll_until(holds: Callable[[], bool], timeout: float) -> bool:
+    """Whether ``holds()`` came true within ``timeout`` seconds.  Tests wait for the thing
+    itself (a file, a socket, a process gone), so a loaded machine only makes them slower."""
+    deadline = time.monotonic() + timeout
+    while not holds():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(POLL_SECONDS)
+    return True
+
+
+def run_until(argv: list[str], done: Callable[[], bool], timeout: float,
+              env: dict[str, str] | None = None,
+              stop: int = signal.SIGINT) -> subprocess.CompletedProcess:
+    """Run ``argv`` until it exits or ``done()`` holds, then send it ``stop`` and wait for it.
+    A campaign ended at its first find costs what finding it costs, however busy the machine;
+    its own bound (``-E``) ends it when the find never comes.  Past ``timeout`` seconds the
+    process is killed and ``subprocess.TimeoutExpired`` raised, as ``subprocess.run`` does."""
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env)
+        deadline = time.monotonic() + timeout
+        try:
+            if not poll_until(lambda: proc.poll() is not None or done(), timeout):
+                raise subprocess.TimeoutExpired(argv, timeout)
+            proc.send_signal(stop)  # does nothing once the process has exited
+            proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        stdout.seek(0)
+        stderr.seek(0)
+        return subprocess.CompletedProcess(argv, proc.returncode,
+                                           stdout.read().decode(errors="replace"),
+                                           stderr.read().decode(errors="replace"))

@@ -9,12 +9,11 @@ import socket
 import stat
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from helpers import SAMPLES, needs_clang
+from helpers import SAMPLES, needs_clang, poll_until
 
 BROKEN = "int main(void) { return 0 }\n"
 LABELLED = {"FFCC_FLAGS": "--mcc --wm"}
@@ -39,15 +38,33 @@ def run(args, cwd, env=None, stdin=None, server=True):
                           timeout=120)
 
 
+def accepts(path: Path) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.connect(str(path))
+    except OSError:
+        return False
+    return True
+
+
 def wait_for_server(path: Path) -> None:
-    for _ in range(100):
+    assert poll_until(lambda: accepts(path), 10), f"no server at {path}"
+
+
+def servers_under(directory: Path) -> list[int]:
+    """Running compile servers whose socket is under ``directory``. A client starts its server
+    before it runs the command itself, so once the client has exited, a server it started is
+    here: no waiting needed to see that none was started."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            with socket.socket(socket.AF_UNIX) as probe:
-                probe.connect(str(path))
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"no server at {path}")
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:  # the process ended while we looked
+            continue
+        if b"ffcc.instrument.server" in argv and \
+                any(arg.startswith(bytes(directory)) for arg in argv):
+            pids.append(int(cmdline.parent.name))
+    return pids
 
 
 def recorder(tmp_path: Path, body: str) -> Path:
@@ -62,6 +79,7 @@ def test_first_command_starts_the_server_next_ones_run_in_it(tmp_path, private_s
     backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo "$@"')
     first = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
     assert first.returncode == 0 and b"ffcc.instrument.server" not in first.stdout
+    assert servers_under(private_server.parent)
     wait_for_server(private_server)
     assert stat.S_IMODE(private_server.parent.stat().st_mode) == 0o700
     second = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
@@ -118,18 +136,12 @@ def test_exit_status_and_signals_reach_the_client(tmp_path, private_server, sign
     wait_for_server(private_server)
     assert run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(slow)}).returncode == 3
     client = subprocess.Popen(["ffcc", "-E", "x.c"], cwd=tmp_path, env=env)
-    for _ in range(100):
-        if pidfile.exists() and pidfile.read_text().strip():
-            break
-        time.sleep(0.05)
+    assert poll_until(lambda: pidfile.exists() and pidfile.read_text().endswith("\n"), 10)
     backend = int(pidfile.read_text())
     client.send_signal(signo)
     assert client.wait(timeout=10) == -signo
-    for _ in range(100):
-        if not Path(f"/proc/{backend}").exists():
-            break
-        time.sleep(0.05)
-    assert not Path(f"/proc/{backend}").exists(), "the backend outlived its client"
+    assert poll_until(lambda: not Path(f"/proc/{backend}").exists(), 10), \
+        "the backend outlived its client"
 
 
 def test_stale_socket_is_replaced(tmp_path, private_server):
@@ -145,8 +157,7 @@ def test_foreign_socket_directory_is_not_used(tmp_path, private_server):
     private_server.parent.mkdir(mode=0o777, exist_ok=True)
     private_server.parent.chmod(0o777)
     assert run(["--help"], tmp_path).returncode == 0
-    time.sleep(0.5)
-    assert not private_server.exists()
+    assert not servers_under(private_server.parent) and not private_server.exists()
 
 
 def test_socket_path_too_long_runs_in_process(tmp_path, monkeypatch):
@@ -155,5 +166,4 @@ def test_socket_path_too_long_runs_in_process(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
     done = run(["--help"], tmp_path)
     assert done.returncode == 0 and b"ffcc options" in done.stdout
-    time.sleep(0.5)
-    assert not any(deep.rglob("*.sock*"))
+    assert not servers_under(deep) and not any(deep.rglob("*.sock*"))
