@@ -17,8 +17,9 @@ def test_afl_fuzz_grows_the_corpus_of_an_ffcc_binary(tmp_path):
     ffcc("-o", f"{tmp_path}/build/", *sample_sources("keywords"), cwd=REPO)
     seeds = REPO / "samples/keywords/seeds"
     out = tmp_path / "out"
+    # Bounded by executions, not seconds: 2,000 grow the corpus past 15 entries.
     done = subprocess.run(
-        ["afl-fuzz", "-V", "20", "-i", str(seeds), "-o", str(out), "--",
+        ["afl-fuzz", "-E", "2000", "-i", str(seeds), "-o", str(out), "--",
          str(tmp_path / "build/keywords"), "@@"],
         capture_output=True, text=True, env={**AFL_ENV, "PATH": "/usr/bin:/bin"}, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
