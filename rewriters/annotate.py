@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .criteria import selected
 from .edits import EditConflict, EditSet
@@ -18,10 +18,10 @@ from .unit import ParseError, Unit
 
 @dataclass
 class _Collector:
-    """Receives label requests from criteria (the ``Emitter`` protocol)."""
+    """Receives the label requests of criteria (the ``Emitter`` protocol) in one function."""
 
-    function: Function | None = None
-    requests: list[tuple[Function, LabelRequest]] = field(default_factory=list)
+    function: Function
+    requests: list[tuple[Function, LabelRequest]]  # shared by the file's collectors
     left_out_count: int = 0
 
     def label(self, request: LabelRequest) -> None:
@@ -37,13 +37,15 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     unit = Unit(path, compile_args)
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)
-    collector = _Collector()
+    emitted: list[tuple[Function, LabelRequest]] = []
+    left_out = 0
     for function in find_sites(unit, options.only_funcs):
-        collector.function = function
+        collector = _Collector(function, emitted)
         for criterion in selected(options):
             criterion.apply(function, options, collector)
+        left_out += collector.left_out_count
 
-    by_site = _group_unique(collector.requests)
+    by_site = _group_unique(emitted)
     edits = EditSet(unit.source)
     labels: list[Label] = []
     placed = 0
@@ -63,8 +65,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
-    return Annotation(text=text, labels=labels, left_out=collector.left_out_count,
-                      skipped=skipped)
+    return Annotation(text=text, labels=labels, left_out=left_out, skipped=skipped)
 
 
 def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],

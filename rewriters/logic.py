@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind
 
-from .ops import LOGICAL, binary_op, unary_op
 from .opaque import speculation
+from .ops import LOGICAL, binary_op, unary_op
 from .safety import readable
-from .unit import Unit, children, strip_implicit
+from .unit import Token, Unit, children, strip_implicit
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Logic:
     right: "Node"
     left_cursor: Cursor  # operand expressions as written (a Not node has no cursor)
     right_cursor: Cursor
-    right_text: str
+    operator: Token  # the operator as spelled between them
     right_readable: bool  # may the right operand be evaluated when short-circuited?
     right_speculative: str  # tri-state C expression for that evaluation ("" if not readable)
 
@@ -66,7 +66,7 @@ def build_decision(cursor: Cursor, unit: Unit) -> Decision | None:
     """The decision rooted at ``cursor``, or None if it holds no ``&&``/``||`` spelled in the file."""
     builder = _Builder(unit)
     root = builder.build(cursor)
-    if not builder.logic or any(a.text is None for a in builder.atoms):
+    if not builder.logic or builder.unspelled_atom:
         return None
     return Decision(cursor, root, builder.atoms, builder.logic)
 
@@ -85,6 +85,7 @@ class _Builder:
         self.unit = unit
         self.atoms: list[Atom] = []
         self.logic: list[Logic] = []
+        self.unspelled_atom = False  # an atom has no text that can be copied (no decision then)
 
     def build(self, cursor: Cursor) -> Node:
         unit = self.unit
@@ -92,26 +93,32 @@ class _Builder:
         if not unit.opaque(node):
             if unary_op(node) == "!":
                 return Not(self.build(children(node)[0]))
-            if binary_op(node) in LOGICAL and _operands_spelled(node, unit):
+            op = binary_op(node)
+            operator = _spelled_operator(node, unit) if op in LOGICAL else None
+            if op is not None and operator is not None:
                 left_cursor, right_cursor = children(node)
                 index = len(self.logic)
                 self.logic.append(None)  # type: ignore[arg-type]  # keep pre-order numbering
                 left = self.build(left_cursor)
                 right = self.build(right_cursor)
-                self.logic[index] = Logic(index, binary_op(node), node, left, right,
-                                          left_cursor, right_cursor,
-                                          unit.flat_text(right_cursor) or "",
+                self.logic[index] = Logic(index, op, node, left, right, left_cursor,
+                                          right_cursor, operator,
                                           *_speculative(right_cursor, unit))
                 return self.logic[index]
-        atom = Atom(len(self.atoms), cursor, unit.flat_text(cursor), *_speculative(cursor, unit))
+        text = unit.flat_text(cursor)
+        if text is None:
+            self.unspelled_atom = True
+        atom = Atom(len(self.atoms), cursor, text or "", *_speculative(cursor, unit))
         self.atoms.append(atom)
         return atom
 
 
-def _operands_spelled(node: Cursor, unit: Unit) -> bool:
+def _spelled_operator(node: Cursor, unit: Unit) -> Token | None:
+    """The operator token of a binary node whose operands and operator are spelled in the file."""
     left, right = children(node)
-    return (unit.spelled(left) and unit.spelled(right)
-            and unit.operator_between(left, right) is not None)
+    if not (unit.spelled(left) and unit.spelled(right)):
+        return None
+    return unit.operator_between(left, right)
 
 
 def _speculative(cursor: Cursor, unit: Unit) -> tuple[bool, str]:

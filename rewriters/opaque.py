@@ -77,6 +77,8 @@ def speculation(cursor: Cursor, unit: Unit) -> str:
     rename: Rename = {}
     for node in _scalar_reads(cursor, unit):
         source = unit.flat_text(node)
+        if source is None:  # no text to copy: read as it is, like macro text
+            continue
         name = sources.setdefault(source, (f"__ffcc_v{len(sources)}",
                                            promoted(source, is_bitfield_ref(node))))[0]
         if not in_register(canonical_kind(node)):

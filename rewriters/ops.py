@@ -10,6 +10,8 @@ bindings' per-location objects.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
+from typing import Any
 
 from clang import cindex
 from clang.cindex import Cursor, CursorKind
@@ -36,7 +38,7 @@ LOGICAL = frozenset({"&&", "||"})
 EVAL_INT = 1  # CXEval_Int
 
 
-def _bind(name: str, argtypes: list, restype) -> ctypes._CFuncPtr:
+def _bind(name: str, argtypes: list, restype: Any) -> Callable[..., Any]:
     func = getattr(cindex.conf.lib, name)
     func.argtypes = argtypes
     func.restype = restype

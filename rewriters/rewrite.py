@@ -99,15 +99,15 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
     if not speculation:
         return
     start, end = unit.span(node.cursor)
-    operator = unit.operator_between(node.left_cursor, node.right_cursor)
+    operator_at, operator_length = node.operator.offset, node.operator.end - node.operator.offset
     skipped = ", ".join(speculation)
     edits.wrap(*unit.span(node.right_cursor), "!!(", ")")
     if node.op == "&&":
         edits.wrap(start, end, "(", f" : ({skipped}, 0))")
-        edits.replace(operator.offset, operator.end - operator.offset, "?")
+        edits.replace(operator_at, operator_length, "?")
     else:
         edits.wrap(start, end, "(", ")")
-        edits.replace(operator.offset, operator.end - operator.offset, f"? ({skipped}, 1) :")
+        edits.replace(operator_at, operator_length, f"? ({skipped}, 1) :")
 
 
 def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> None:

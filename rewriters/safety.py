@@ -164,8 +164,8 @@ def _collect_guards(cursor: Cursor, unit: Unit, found: list[str], rename: Rename
     elif unary_op(cursor) == "-" and canonical_kind(cursor) in SIGNED_KINDS:
         operand = _text(kids[0], unit, rename)
         found.append(f"!__builtin_sub_overflow(0, {operand}, &(__typeof__(-{operand})){{0}})")
-    elif binary_op(cursor) is not None:
-        _binary_guard(cursor, binary_op(cursor), kids, unit, found, rename)
+    elif (op := binary_op(cursor)) is not None:
+        _binary_guard(cursor, op, kids, unit, found, rename)
 
 
 def _is_pointer(cursor: Cursor) -> bool:

@@ -284,7 +284,7 @@ def lex(source: bytes) -> list[Token]:
     the bytes is some 20 times faster than asking libclang for each token's location."""
     found = []
     for match in _TOKEN.finditer(source):
-        kind = _TOKEN_KINDS.get(match.lastgroup)
+        kind = _TOKEN_KINDS.get(match.lastgroup or "")
         if kind is not None:
             start, end = match.span()
             found.append(Token(start, end, source[start:end].decode(errors="surrogateescape"),
