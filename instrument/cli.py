@@ -66,14 +66,19 @@ def prune_build_dir(opts: FfccOptions, command) -> int | None:
     return run(argv)
 
 
-def estimate(paths: list[str]) -> int:
-    """Print expected label counts per file (tree-sitter: no includes, no compile)."""
-    from ffcc.rewriters import estimate_file
+def estimate(paths: list[str], opts: FfccOptions) -> int:
+    """Print expected label counts per file (tree-sitter: no includes, no compile) for the
+    labels the options ask for; with neither --mcc nor --wm, for every operator group."""
+    from ffcc.rewriters import LabelOptions, estimate_file
+    from ffcc.rewriters.operators import WM_GROUPS
 
+    every_group = not opts.wants_labels
+    wanted = LabelOptions(mcc=opts.mcc or every_group, mcc_max=opts.mcc_max,
+                          wm_ops=frozenset(WM_GROUPS) if every_group else opts.wm_ops)
     print(f"{'file':40} {'lines':>7} {'mcc':>7} {'wm':>7} {'labels/line':>12}")
     for path in paths:
         try:
-            est = estimate_file(path)
+            est = estimate_file(path, wanted)
         except OSError as err:
             raise FfccError(f"ffcc: error: cannot read {path}: {err.strerror}") from err
         print(f"{path:40} {est.lines_of_code:7} {est.mcc_labels:7} {est.wm_labels:7} "
@@ -95,7 +100,7 @@ def run(argv: list[str]) -> int:
         raise FfccError("ffcc: error: --prune needs labels (--mcc, --wm) or a build "
                         "directory (ffcc --prune build/)", 2)
     if opts.estimate:
-        return estimate([s.path for s in command.c_sources])
+        return estimate([s.path for s in command.c_sources], opts)
     backend = select_backend(opts.cc)
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
     # A link alone needs no rewriters (their import costs a tenth of a second per command).

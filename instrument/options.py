@@ -13,9 +13,10 @@ import os
 import shlex
 from dataclasses import dataclass, field
 
+from ffcc.rewriters.operators import GROUPS, WM_GROUPS
+
 from .errors import FfccError
 
-WM_OPERATORS = ("ROR", "AOR", "COR", "ABS")
 PRUNE_METHODS = ("fast", "gccdiff")
 
 # Double-dash options that gcc or clang accept; any other unknown `--x` is a typo.
@@ -60,12 +61,12 @@ class FfccOptions:
 
 def _parse_wm(value: str | None) -> frozenset[str]:
     if value is None or value.lower() == "all":
-        return frozenset(WM_OPERATORS)
+        return frozenset(WM_GROUPS)
     ops = {op.strip().upper() for op in value.split(",") if op.strip()}
-    unknown = ops - set(WM_OPERATORS)
+    unknown = ops - set(WM_GROUPS)
     if unknown:
         raise FfccError(f"ffcc: error: unknown --wm operator {sorted(unknown)[0]} "
-                        f"(choose from {', '.join(WM_OPERATORS)}, or all)", 2)
+                        f"(choose from {', '.join(WM_GROUPS)}, or all)", 2)
     return frozenset(ops)
 
 
@@ -162,7 +163,12 @@ def parse_options(argv: list[str], environ: dict[str, str] | None = None) -> Ffc
     return opts
 
 
-HELP = """\
+def _group_lines() -> str:
+    """The help text's list of label operator groups, from the rewriters' registry."""
+    return "".join(f"  {group}  {text}\n" for group, text in GROUPS.items())
+
+
+HELP = f"""\
 usage: ffcc [ffcc options] [compiler arguments]
 
 ffcc is a C compiler driver: it runs gcc or clang with edge-coverage
@@ -177,7 +183,7 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --name=NAME        program name in project form (default: the file with main)
   --mcc              multiple condition coverage labels
   --mcc-max=K        bound MCC combinations to windows of at most K conditions
-  --wm[=OPS]         weak-mutation labels; OPS from ROR,AOR,COR,ABS (default all)
+  --wm[=OPS]         weak-mutation labels; OPS from {",".join(WM_GROUPS)} (default all)
   --only=PATTERN     put labels only in files matching PATTERN (repeatable)
   --only-func=NAME   put labels only in function NAME (repeatable)
   --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)
@@ -193,4 +199,6 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
                      (DIR/<absolute source path>), to read or diff the labels
   --ffcc-verbose     print the commands ffcc runs
   --help             this text
-"""
+
+label operator groups (--mcc is MCC; --wm=OPS names the others):
+{_group_lines()}"""

@@ -43,7 +43,7 @@ def preload() -> None:
         from clang.cindex import conf
         from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
 
-        import ffcc.rewriters  # noqa: F401
+        from ffcc.rewriters import annotate, estimate_file  # noqa: F401
         conf.lib  # noqa: B018  (loads libclang.so)
     except Exception:  # noqa: BLE001
         pass

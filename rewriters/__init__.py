@@ -1,8 +1,9 @@
 """ffcc rewriters: make coverage objectives (MCC, weak mutation) explicit as label branches.
 
-``annotate(path, compile_args, options)`` parses one C file with libclang, asks each selected
-criterion for label requests at every site, hands out unit-local label indices (this is the
-only place that does), and returns the rewritten source plus one ``Label`` record per label.
+``annotate(path, compile_args, options)`` (labelling.py) parses one C file with libclang, asks
+each selected criterion for label requests at every site, hands out unit-local label indices
+(this is the only place that does), and returns the rewritten source plus one ``Label`` record
+per label.
 Each label is the statement ``__FFCC_LABEL(i);`` guarded by its predicate; the driver defines
 ``__FFCC_LABEL``, ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
 the ``#line`` mapping. Line structure of the file is kept.
@@ -10,12 +11,31 @@ the ``#line`` mapping. Line structure of the file is kept.
 Code inside macro expansions is left alone (its nodes have no text of their own) unless
 ``options.in_macros`` asks: then function bodies' macro invocations are first replaced by the
 preprocessor's own expansion of them (macro_expansion.py).
+
+``operators`` is the registry of label operators and groups. The names below are imported on
+first use, so that importing the registry (ffcc's option parser does, for every compiler
+command) does not load libclang or tree-sitter; no submodule is named like one of them, as
+importing it would rebind that name to the module.
 """
 
 from __future__ import annotations
 
-from .annotate import annotate
-from .estimate import Estimate, estimate_file
-from .model import Annotation, Label, LabelOptions
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .labelling import annotate
+    from .estimate import Estimate, estimate_file
+    from .model import Annotation, Label, LabelOptions
 
 __all__ = ["annotate", "Annotation", "Label", "LabelOptions", "estimate_file", "Estimate"]
+
+_MODULE_OF = {"annotate": "labelling", "Annotation": "model", "Label": "model",
+              "LabelOptions": "model", "estimate_file": "estimate", "Estimate": "estimate"}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)

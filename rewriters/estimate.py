@@ -3,7 +3,8 @@
 Meant to choose criteria before instrumenting a project (the paper saw from +1% to +100% code
 size depending on coding style, Table 2). It counts the same sites as ``annotate`` but cannot see
 types or macros, so it assumes every operand is a signed integer that can be guarded; the
-numbers are upper-bound-ish estimates, not promises.
+numbers are upper-bound-ish estimates, not promises. It counts the operator groups a
+``LabelOptions`` asks for, with its MCC bound.
 """
 
 from __future__ import annotations
@@ -14,20 +15,19 @@ from pathlib import Path
 import tree_sitter_c
 from tree_sitter import Language, Node, Parser
 
-from .wm_cor import MUTANTS as COR_MUTANTS
-from .wm_ror import HOLDS_ON
+from .model import LabelOptions
+from .operators import ABS, AOR, ARITHMETIC, COR, LOGICAL, RELATIONAL, ROR, WM_GROUPS, by_original
 
 _PARSER = Parser(Language(tree_sitter_c.language()))
-LOGICAL = {"&&", "||"}
-ARITHMETIC = {"+", "-", "*", "/", "%"}
 LITERAL_TYPES = {"number_literal", "char_literal"}
 SKIPPED_TYPES = {"sizeof_expression", "alignof_expression", "preproc_def",
                  "preproc_function_def", "case_statement"}
+EVERYTHING = LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS))
 # per-site label counts under the assumption above
-ROR_PER_SITE = len(HOLDS_ON) - 2  # other operators, minus the always-killed negation
-AOR_PER_SITE = 4
-ABS_PER_OPERAND = 3
-COR_PER_OPERATOR = len(COR_MUTANTS["&&"])
+ROR_PER_SITE = sum(m.kill is not None for m in by_original(ROR)["<"])  # not the negation
+AOR_PER_SITE = len(by_original(AOR)["+"])
+ABS_PER_OPERAND = len(ABS)
+COR_PER_OPERATOR = len(by_original(COR)["&&"])
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,11 @@ class Estimate:
     labels_per_loc: float
 
 
-def estimate_file(path: str, mcc_max: int | None = None) -> Estimate:
+def estimate_file(path: str, options: LabelOptions = EVERYTHING) -> Estimate:
+    """Labels of the groups ``options`` asks for (default: every group, MCC unbounded)."""
     source = Path(path).read_bytes()
     tree = _PARSER.parse(source)
-    counter = _Counter(mcc_max)
+    counter = _Counter(options)
     for node in _function_bodies(tree.root_node):
         counter.visit(node)
     loc = _lines_of_code(tree.root_node, source)
@@ -50,7 +51,8 @@ def estimate_file(path: str, mcc_max: int | None = None) -> Estimate:
 
 
 def _function_bodies(root: Node) -> list[Node]:
-    found, stack = [], [root]
+    found: list[Node] = []
+    stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "function_definition":
@@ -65,6 +67,14 @@ def _operator(node: Node) -> str:
     return op.type if op is not None else ""
 
 
+def _field(node: Node, name: str) -> Node:
+    """A child the C grammar gives every node of this type."""
+    child = node.child_by_field_name(name)
+    if child is None:
+        raise ValueError(f"tree-sitter {node.type} without {name}")
+    return child
+
+
 def _strip(node: Node) -> Node:
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]
@@ -72,8 +82,13 @@ def _strip(node: Node) -> Node:
 
 
 class _Counter:
-    def __init__(self, mcc_max: int | None) -> None:
-        self.mcc_max = mcc_max
+    def __init__(self, options: LabelOptions) -> None:
+        self.options = options
+        groups = options.wm_ops
+        self.ror_per_site = ROR_PER_SITE if "ROR" in groups else 0
+        self.aor_per_site = AOR_PER_SITE if "AOR" in groups else 0
+        self.abs_per_operand = ABS_PER_OPERAND if "ABS" in groups else 0
+        self.cor_per_operator = COR_PER_OPERATOR if "COR" in groups else 0
         self.mcc = 0
         self.wm = 0
 
@@ -87,7 +102,7 @@ class _Counter:
                 atoms: list[Node] = []
                 operators = self._decision(node, atoms)
                 self.mcc += self._mcc_labels(len(atoms))
-                self.wm += COR_PER_OPERATOR * operators
+                self.wm += self.cor_per_operator * operators
                 stack.extend(atoms)
                 continue
             if node.type == "binary_expression":
@@ -97,29 +112,31 @@ class _Counter:
     def _decision(self, node: Node, atoms: list[Node]) -> int:
         node = _strip(node)
         if node.type == "unary_expression" and _operator(node) == "!":
-            return self._decision(node.child_by_field_name("argument"), atoms)
+            return self._decision(_field(node, "argument"), atoms)
         if node.type == "binary_expression" and _operator(node) in LOGICAL:
-            return (1 + self._decision(node.child_by_field_name("left"), atoms)
-                    + self._decision(node.child_by_field_name("right"), atoms))
+            return (1 + self._decision(_field(node, "left"), atoms)
+                    + self._decision(_field(node, "right"), atoms))
         atoms.append(node)
         return 0
 
     def _mcc_labels(self, atoms: int) -> int:
-        if atoms < 2:
+        bound = self.options.mcc_max
+        if not self.options.mcc or atoms < self.options.mcc_min_atoms:
             return 0
-        if self.mcc_max is None or atoms <= self.mcc_max:
+        if bound is None or atoms <= bound:
             return 2 ** atoms
-        return (atoms - self.mcc_max + 1) * 2 ** self.mcc_max
+        return (atoms - bound + 1) * 2 ** bound
 
     def _binary(self, node: Node) -> None:
         op = _operator(node)
-        if op not in HOLDS_ON and op not in ARITHMETIC:
+        if op not in RELATIONAL and op not in ARITHMETIC:
             return
-        operands = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        operands = [_field(node, "left"), _field(node, "right")]
         if all(_strip(o).type in LITERAL_TYPES for o in operands):
             return
-        self.wm += ROR_PER_SITE if op in HOLDS_ON else AOR_PER_SITE
-        self.wm += ABS_PER_OPERAND * sum(_strip(o).type not in LITERAL_TYPES for o in operands)
+        self.wm += self.ror_per_site if op in RELATIONAL else self.aor_per_site
+        self.wm += self.abs_per_operand * sum(_strip(o).type not in LITERAL_TYPES
+                                              for o in operands)
 
 
 def _lines_of_code(root: Node, source: bytes) -> int:

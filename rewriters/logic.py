@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from clang.cindex import Cursor, CursorKind
 
 from .opaque import speculation
-from .ops import LOGICAL, binary_op, unary_op
+from .operators import LOGICAL
+from .ops import binary_op, unary_op
 from .safety import readable
 from .unit import Token, Unit, children, strip_implicit
 

@@ -13,10 +13,10 @@ from itertools import product
 
 from .logic import Decision, feasible
 from .model import Emitter, LabelOptions, LabelRequest
+from .operators import MCC
 from .sites import Function
 
-name = "mcc"
-help = "multiple condition coverage: every combination of atomic condition values per decision"
+group = MCC.group
 
 
 def windows(atom_count: int, bound: int | None) -> list[range]:
@@ -42,8 +42,7 @@ def _label_decision(decision: Decision, bound: int | None, emit: Emitter) -> Non
                 continue
             emit.label(LabelRequest(
                 site=decision,
-                criterion="mcc",
-                operator="mcc",
+                operator=MCC,
                 predicate=" && ".join(
                     f"({decision.atoms[i].text})" if v else f"!({decision.atoms[i].text})"
                     for i, v in fixed.items()),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from .logic import Decision
-from .sites import Binop, Function
+from .operators import MCC, WM_GROUPS, Operator
 
-WM_OPERATORS = frozenset({"ROR", "AOR", "COR", "ABS"})
+if TYPE_CHECKING:  # libclang-free at run time, so that estimate.py can take LabelOptions
+    from .logic import Decision
+    from .sites import Binop, Function
 
 # The driver's preprocessor command for in_macros: (compile args, the file as the compile
 # command spells it, the marked copy to preprocess) -> argv that writes the preprocessed
@@ -23,20 +24,25 @@ class LabelOptions:
 
     mcc: bool = True
     mcc_max: int | None = None  # bound MCC to windows of at most this many atoms
-    wm_ops: frozenset[str] = frozenset()  # subset of WM_OPERATORS
+    wm_ops: frozenset[str] = frozenset()  # subset of operators.WM_GROUPS
     only_funcs: frozenset[str] = frozenset()  # empty: every function
     in_macros: bool = False  # label the code macros expand to (macro_expansion.py)
     macro_preprocessor: PreprocessCommand | None = None  # expands them; required with in_macros
     mcc_min_atoms: int = 2  # decisions with fewer atoms get no MCC labels (edges cover them)
 
     def __post_init__(self) -> None:
-        unknown = set(self.wm_ops) - WM_OPERATORS
+        unknown = set(self.wm_ops) - set(WM_GROUPS)
         if unknown:
-            raise ValueError(f"unknown WM operators {sorted(unknown)}; known: {sorted(WM_OPERATORS)}")
+            raise ValueError(f"unknown WM operators {sorted(unknown)}; known: {sorted(WM_GROUPS)}")
         if self.mcc_max is not None and self.mcc_max < 1:
             raise ValueError("mcc_max must be at least 1")
         if self.in_macros and self.macro_preprocessor is None:
             raise ValueError("in_macros needs a macro_preprocessor")
+
+    @property
+    def groups(self) -> frozenset[str]:
+        """The operator groups asked for (operators.GROUPS keys)."""
+        return frozenset(self.wm_ops).union([MCC.group] if self.mcc else [])
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,7 @@ class Label:
 
     index: int
     criterion: str  # "mcc" | "wm"
-    operator: str  # stable id: "mcc", "wm.ror.lt_le", ...
+    operator: str  # stable id, a key of operators.OPERATORS: "mcc", "wm.ror.lt_le", ...
     file: str
     line: int
     column: int
@@ -73,8 +79,7 @@ class LabelRequest:
     """
 
     site: Decision | Binop
-    criterion: str
-    operator: str
+    operator: Operator
     predicate: str
     code: str
     needs: frozenset[str] = frozenset()
@@ -87,9 +92,8 @@ class Emitter(Protocol):
 
 
 class Criterion(Protocol):
-    """A coverage criterion: a name, a help line, and ``apply`` that emits label requests."""
+    """A module labelling one operator group: ``apply`` emits its label requests."""
 
-    name: str
-    help: str
+    group: str  # a key of operators.GROUPS
 
     def apply(self, function: Function, options: LabelOptions, emit: Emitter) -> None: ...

@@ -30,9 +30,6 @@ UNARY_SPELLING = {
 }
 ASSIGNING = frozenset({"=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|="})
 INCREMENTING = frozenset({"x++", "x--", "++x", "--x"})
-RELATIONAL = frozenset({"<", ">", "<=", ">=", "==", "!="})
-ARITHMETIC = frozenset({"+", "-", "*", "/", "%"})
-LOGICAL = frozenset({"&&", "||"})
 
 
 EVAL_INT = 1  # CXEval_Int

@@ -16,7 +16,8 @@ from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
 from .logic import Decision, build_decision
 from .opaque import in_register
-from .ops import ARITHMETIC, LOGICAL, RELATIONAL, binary_op, unary_op
+from .operators import ARITHMETIC, LOGICAL, RELATIONAL
+from .ops import binary_op, unary_op
 from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
 
@@ -30,6 +31,7 @@ COMPILE_TIME_CALLS = frozenset({
 })
 SKIPPED_STATEMENTS = frozenset({CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT})
 LOCAL_STORAGE = frozenset({StorageClass.NONE, StorageClass.AUTO, StorageClass.REGISTER})
+BINOP_OPERATORS = frozenset(RELATIONAL + ARITHMETIC)
 
 
 @dataclass
@@ -155,7 +157,7 @@ class _Walker:
 
     def _binop(self, cursor: Cursor) -> Binop | None:
         op = binary_op(cursor)
-        if cursor.kind != CursorKind.BINARY_OPERATOR or op not in RELATIONAL | ARITHMETIC:
+        if cursor.kind != CursorKind.BINARY_OPERATOR or op not in BINOP_OPERATORS:
             return None
         unit = self.unit
         lhs, rhs = children(cursor)

@@ -1,56 +1,47 @@
-"""WM / AOR: ``+ - * / %`` replaced by each other on arithmetic operands.
+"""WM / AOR: ``+ - * / %`` replaced by each other on arithmetic operands (``operators.AOR``).
 
 Kill when the values differ. Values are computed so the label itself has no undefined
 behaviour: ``+ - *`` in the unsigned type of the same width (wraps instead of overflowing),
 ``/`` and ``%`` only for a divisor that is neither 0 nor -1 (signed). A mutant dividing by zero
-would trap, so a zero divisor kills it. Simplified where known: for integers ``a + b`` and
-``a - b`` differ iff ``b != 0``. Equivalent or always-killed mutants with a literal divisor or
-addend (``x * 1`` -> ``x / 1``, ``x + 1`` -> ``x - 1``) are not emitted. Pointer arithmetic is
-not mutated; ``%`` is only used between integers.
+would trap, so a zero divisor kills it. The registry simplifies where it knows better (for
+integers ``a + b`` and ``a - b`` differ iff ``b != 0``) and names the literal divisors and
+addends that make a mutant equivalent or always killed (``x * 1`` -> ``x / 1``, ``x + 1`` ->
+``x - 1``): those are not emitted. Pointer arithmetic is not mutated; ``%`` is only used
+between integers.
 """
 
 from __future__ import annotations
 
 from .model import Emitter, LabelOptions, LabelRequest
+from .operators import AOR, Arithmetic, by_original
 from .sites import Binop, Function
 from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, canonical_kind
 
-name = "AOR"
-help = "arithmetic operator replacement: + - * / % replaced by each other"
+group = "AOR"
 
-OPERATORS = ("+", "-", "*", "/", "%")
-SHORT_NAME = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+MUTANTS = by_original(AOR)
 DIVIDING = frozenset({"/", "%"})
-# (original, mutant) -> kill condition for integers, exact in mathematical arithmetic
-SIMPLIFIED = {("+", "-"): "($x1) != 0", ("-", "+"): "($x1) != 0"}
-# (original, mutant) -> literal right operands that make the mutant equivalent or always killed
-CONSTANT_KILL = {
-    ("+", "-"): None, ("-", "+"): None,  # None: any literal (x+0 ~ x-0; x+1 always differs)
-    ("*", "/"): frozenset({1}), ("/", "*"): frozenset({1}),
-}
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
     for site in function.binops:
-        if site.op not in OPERATORS:
+        mutants = MUTANTS.get(site.op, ())
+        if not mutants:
             continue
         kinds = (canonical_kind(site.lhs), canonical_kind(site.rhs))
         if not all(k in INTEGER_KINDS or k in FLOAT_KINDS for k in kinds):
             continue
-        for mutant in OPERATORS:
-            if mutant != site.op:
-                code = kill_condition(site, mutant)
-                if code is not None:
-                    emit.label(LabelRequest(
-                        site=site, criterion="wm",
-                        operator=f"wm.aor.{SHORT_NAME[site.op]}_{SHORT_NAME[mutant]}",
-                        predicate=site.render(code), code=code))
+        for operator in mutants:
+            code = kill_condition(site, operator)
+            if code is not None:
+                emit.label(LabelRequest(site=site, operator=operator,
+                                        predicate=site.render(code), code=code))
 
 
-def kill_condition(site: Binop, mutant: str) -> str | None:
+def kill_condition(site: Binop, operator: Arithmetic) -> str | None:
     """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ; None to skip."""
     result = canonical_kind(site.cursor)
-    pair = (site.op, mutant)
+    mutant = operator.mutant
     if result in FLOAT_KINDS:
         if mutant == "%":
             return None
@@ -58,14 +49,13 @@ def kill_condition(site: Binop, mutant: str) -> str | None:
     unsigned = UNSIGNED_SPELLING.get(result)
     if unsigned is None:
         return None
-    if pair in CONSTANT_KILL:
-        literal = site.rhs_literal
-        if literal is not None and (CONSTANT_KILL[pair] is None or literal in CONSTANT_KILL[pair]):
-            return None
+    pointless, literal = operator.pointless_literals, site.rhs_literal
+    if literal is not None and (pointless is None or literal in pointless):
+        return None
     signed = result in SIGNED_KINDS
     guard = _divisor_guard(signed) if site.op in DIVIDING else ""
-    if pair in SIMPLIFIED:
-        return _join(guard, SIMPLIFIED[pair])
+    if operator.simplified is not None:
+        return _join(guard, operator.simplified)
     differ = f"{_value(site.op, unsigned)} != {_value(mutant, unsigned)}"
     if mutant in DIVIDING:
         if signed:

@@ -3,13 +3,14 @@
 import pytest
 
 from ffcc.instrument.errors import FfccError
-from ffcc.instrument.options import WM_OPERATORS, parse_options
+from ffcc.instrument.options import HELP, parse_options
+from ffcc.rewriters.operators import GROUPS, WM_GROUPS
 
 
 def test_compiler_arguments_keep_their_order():
     opts = parse_options(["-O2", "--mcc", "-o", "x", "-lm", "--wm", "x.c", "-DA=1"], environ={})
     assert opts.compiler_args == ["-O2", "-o", "x", "-lm", "x.c", "-DA=1"]
-    assert opts.mcc and opts.wm_ops == frozenset(WM_OPERATORS)
+    assert opts.mcc and opts.wm_ops == frozenset(WM_GROUPS)
 
 
 def test_wm_subset_and_values():
@@ -36,7 +37,7 @@ def test_compiler_long_options_pass_through():
 
 @pytest.mark.parametrize("argv, fragment", [
     (["--mcx"], "unknown option '--mcx'"),
-    (["--wm=XYZ"], "unknown --wm operator XYZ"),
+    (["--wm=XYZ"], "unknown --wm operator XYZ (choose from ROR, AOR, COR, ABS, or all)"),
     (["--mcc-max=0"], "positive integer"),
     (["--cc"], "needs a value"),
     (["--mcc=1"], "takes no value"),
@@ -53,3 +54,9 @@ def test_bad_options_are_one_line_errors(argv, fragment):
 def test_environment_may_not_smuggle_compiler_flags():
     with pytest.raises(FfccError, match="FFCC_FLAGS may hold only ffcc options"):
         parse_options(["a.c"], environ={"FFCC_FLAGS": "-O3"})
+
+
+def test_help_lists_the_operator_groups_of_the_registry():
+    assert "--wm[=OPS]         weak-mutation labels; OPS from ROR,AOR,COR,ABS (default all)" in HELP
+    for group, text in GROUPS.items():
+        assert f"  {group}  {text}\n" in HELP

@@ -2,6 +2,7 @@
 
 import time
 
+from ffcc.instrument.cli import run
 from ffcc.rewriters import LabelOptions, annotate, estimate_file
 
 from rewriter_harness import PROGRAMS
@@ -23,7 +24,26 @@ def test_bounded_mcc_estimate(tmp_path):
     source = tmp_path / "e.c"
     source.write_text("int f(int a, int b, int c, int d) { return a && b && c && d; }\n")
     assert estimate_file(str(source)).mcc_labels == 16
-    assert estimate_file(str(source), mcc_max=2).mcc_labels == 12
+    assert estimate_file(str(source), LabelOptions(mcc=True, mcc_max=2)).mcc_labels == 12
+
+
+def _estimated(capsys, *argv: str) -> tuple[int, int]:
+    """(mcc, wm) of the one file ``ffcc --estimate ARGV`` prints."""
+    assert run(["--estimate", *argv]) == 0
+    columns = capsys.readouterr().out.splitlines()[1].split()
+    return int(columns[2]), int(columns[3])
+
+
+def test_ffcc_estimate_counts_what_the_label_options_ask(tmp_path, capsys):
+    source = tmp_path / "e.c"
+    source.write_text("int f(int a, int b, int c, int d) {\n"
+                      "  if (a < b && b < c && c < d && d != 0) return a + d;\n  return 0;\n}\n")
+    path = str(source)
+    mcc, wm = _estimated(capsys, path)  # no label option: every group
+    assert (mcc, wm) == _estimated(capsys, "--mcc", "--wm", path) and mcc == 16
+    assert _estimated(capsys, "--mcc", "--mcc-max=2", path) == (12, 0)
+    mcc_of_ror, ror = _estimated(capsys, "--wm=ROR", path)
+    assert mcc_of_ror == 0 and 0 < ror < wm
 
 
 def test_estimate_is_fast_and_close_for_mcc():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ffcc.rewriters import LabelOptions
-from ffcc.rewriters.annotate import predicate_key
+from ffcc.rewriters.labelling import predicate_key
 
 from rewriter_harness import annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
 

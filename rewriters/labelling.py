@@ -147,7 +147,7 @@ def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: In
     so they are worked out once, not once per label (a site has up to a dozen)."""
     line, column = unit.line_col(unit.span(site.cursor)[0])
     original = unit.flat_text(site.cursor) or site.text
-    return [Label(index=index, criterion=request.criterion, operator=request.operator,
-                  file=unit.path, line=line, column=column, function=function.name,
-                  original=original, predicate=request.predicate)
+    return [Label(index=index, criterion=request.operator.criterion,
+                  operator=request.operator.id, file=unit.path, line=line, column=column,
+                  function=function.name, original=original, predicate=request.predicate)
             for index, request in indexed]
