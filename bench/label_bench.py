@@ -57,9 +57,11 @@ def lines_of_code(tree: Path, pattern: str) -> int:
 
 def label_counts(tree: Path) -> Counter:
     """Distinct labels over every program the build linked, by criterion and operator."""
-    seen, counts = set(), Counter()
+    seen: set[tuple] = set()
+    counts: Counter[str] = Counter()
     for db in tree.rglob(f"*{DB_SUFFIX}"):
-        for label in read_label_db(str(db).removesuffix(DB_SUFFIX)).labels:
+        database = read_label_db(str(db).removesuffix(DB_SUFFIX))
+        for label in database.labels if database else ():
             key = (label["file"], label["line"], label["column"], label["operator"],
                    label["predicate"])
             if key in seen:

@@ -173,7 +173,10 @@ def jq_files(tree: Path | None, workdir: Path) -> list[tuple[str, list[str]]]:
         tree = fresh_copy(JQ, workdir)
         run_step(JQ.configure.format(cc="gcc"), tree)
     run_step("make src/builtin.inc src/version.h", tree)
-    defs = re.search(r"^DEFS = (.*)$", (tree / "Makefile").read_text(), re.M).group(1)
+    found = re.search(r"^DEFS = (.*)$", (tree / "Makefile").read_text(), re.M)
+    if found is None:
+        raise RuntimeError(f"{tree}/Makefile has no DEFS line")
+    defs = found.group(1)
     flags = [*shlex.split(defs), f"-I{tree}", f"-I{tree}/src"]
     return [(str(tree / "src" / f"{name}.c"), flags) for name in JQ_SOURCES]
 

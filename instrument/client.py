@@ -16,7 +16,7 @@ server off.
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # CPython's C module behind signal
 import _socket
 import marshal
 import os

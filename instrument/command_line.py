@@ -142,7 +142,8 @@ def parse_command(args: list[str]) -> CompilerCommand:
     else:
         mode = Mode.LINK
     return CompilerCommand(
-        args=list(args), mode=mode, options=options, sources=sources, linker_inputs=linker_inputs, output=output,
+        args=list(args), mode=mode, options=options, sources=sources, linker_inputs=linker_inputs,
+        output=output,
         shared="-shared" in flags, relocatable="-r" in flags,
         no_stdlib=bool(flags & {"-nostdlib", "-nodefaultlibs", "-nostartfiles"}),
         arch_flags=tuple(arch), dependency_file=bool(flags & {"-MD", "-MMD"}))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ffcc.rewriters.operators import GROUPS, WM_GROUPS
@@ -129,7 +130,7 @@ FFCC_OPTIONS = {
 }
 
 
-def parse_options(argv: list[str], environ: dict[str, str] | None = None) -> FfccOptions:
+def parse_options(argv: list[str], environ: Mapping[str, str] | None = None) -> FfccOptions:
     """Split argv into ffcc's options and the compiler's arguments (order kept)."""
     environ = os.environ if environ is None else environ
     opts = FfccOptions(cc=environ.get("FFCC_CC") or None)

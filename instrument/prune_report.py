@@ -44,7 +44,7 @@ class UnitPruning:
 
     @classmethod
     def of(cls, file: str, records: list[dict], seconds: float, compiles: int,
-           **extra) -> "UnitPruning":
+           **extra) -> UnitPruning:
         counts: dict[str, Counter] = {}
         for record in records:
             tally = counts.setdefault(operator_group(record["operator"]), Counter())

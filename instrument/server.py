@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import io
 import marshal
 import os
 import select
@@ -92,7 +93,8 @@ def work(request: tuple, fds: list[int]) -> None:
         for signo in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
             signal.signal(signo, signal.SIG_DFL)
         sys.argv = list(argv)
-        sys.stdout.reconfigure(line_buffering=os.isatty(1))
+        if isinstance(sys.stdout, io.TextIOWrapper):
+            sys.stdout.reconfigure(line_buffering=os.isatty(1))
         from .cli import main
         main(argv[1:])
         status = 0

@@ -24,8 +24,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .labelling import annotate
     from .estimate import Estimate, estimate_file
+    from .labelling import annotate
     from .model import Annotation, Label, LabelOptions
 
 __all__ = ["annotate", "Annotation", "Label", "LabelOptions", "estimate_file", "Estimate"]

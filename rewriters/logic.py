@@ -29,7 +29,7 @@ class Atom:
 
 @dataclass
 class Not:
-    child: "Node"
+    child: Node
 
 
 @dataclass
@@ -37,8 +37,8 @@ class Logic:
     index: int
     op: str  # "&&" or "||"
     cursor: Cursor
-    left: "Node"
-    right: "Node"
+    left: Node
+    right: Node
     left_cursor: Cursor  # operand expressions as written (a Not node has no cursor)
     right_cursor: Cursor
     operator: Token  # the operator as spelled between them

@@ -27,8 +27,7 @@ from clang.cindex import Cursor, TypeKind
 
 from .ops import unary_op
 from .safety import UNEVALUATED_KINDS, guards, is_bitfield_ref, is_constant, is_plain_operand
-from .unit import (INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic,
-                   strip_implicit)
+from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
 
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
 # Prefix of every temporary the rewriters declare; the driver defines it (clang: nodebug, so

@@ -12,13 +12,15 @@ guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10 guards). The labels run after
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
-       __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1)); if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
+       __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1));
+       if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
 for the label; otherwise both are first stored in temporaries, in order::
 
     ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
-       __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1)); if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
+       __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));
+       if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
 read, are laundered in place; operands the original also uses are copied, and the copies laundered;

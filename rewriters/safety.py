@@ -18,8 +18,17 @@ from __future__ import annotations
 from clang.cindex import Cursor, CursorKind, TypeKind
 
 from .ops import ASSIGNING, INCREMENTING, binary_op, constant_value, unary_op
-from .unit import (FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, Rename, Unit, bit_width, canonical_kind,
-                   children, strip_implicit)
+from .unit import (
+    FLOAT_KINDS,
+    INTEGER_KINDS,
+    SIGNED_KINDS,
+    Rename,
+    Unit,
+    bit_width,
+    canonical_kind,
+    children,
+    strip_implicit,
+)
 
 LITERALS = frozenset({
     CursorKind.INTEGER_LITERAL, CursorKind.FLOATING_LITERAL, CursorKind.CHARACTER_LITERAL,
@@ -133,7 +142,8 @@ def readable(cursor: Cursor, unit: Unit) -> bool:
 
 
 def _text(cursor: Cursor, unit: Unit, rename: Rename | None) -> str:
-    text = unit.flat_text(cursor, rename) if unit.spelled(cursor) and not _inside_macro(cursor, unit) else None
+    clean = unit.spelled(cursor) and not _inside_macro(cursor, unit)
+    text = unit.flat_text(cursor, rename) if clean else None
     if text is None:
         raise Unguardable(f"no clean text for a guard at offset {cursor.extent.start.offset}")
     return f"({text})"

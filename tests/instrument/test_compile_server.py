@@ -12,7 +12,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from helpers import SAMPLES, needs_clang, poll_until
 
 BROKEN = "int main(void) { return 0 }\n"
@@ -119,7 +118,7 @@ def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
     sub.mkdir()
     run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
     wait_for_server(private_server)
-    done = subprocess.run(f"umask 077 && exec ffcc -c x.c", shell=True, cwd=sub, capture_output=True,
+    done = subprocess.run("umask 077 && exec ffcc -c x.c", shell=True, cwd=sub, capture_output=True,
                           env={**os.environ, "FFCC_CC": str(backend)})
     assert done.stdout.decode().strip() == str(sub)
     assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600

@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from ffcc.runtime.abi import label_region_start, read_label_db
 from forkserver_client import ForkServer, hello_map_size
 from helpers import REPO, ffcc, have, sample_sources
+
+from ffcc.runtime.abi import label_region_start, read_label_db
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
 READINGS = {20: b"T\x01\x14\x00", 50: b"T\x01\x32\x00", 75: b"T\x01\x4b\x00"}

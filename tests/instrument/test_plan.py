@@ -4,10 +4,21 @@ from pathlib import Path
 
 from ffcc import runtime
 from ffcc.instrument.command_line import parse_command
-from ffcc.instrument.plan import (RuntimeFiles, analysis_argv, front_flags, labelled_argv,
-                                  link_additions, needs_runtime, parse_flags, plan_compile,
-                                  preprocess_argv, project_compile_options, project_compiles,
-                                  project_link, runtime_build)
+from ffcc.instrument.plan import (
+    RuntimeFiles,
+    analysis_argv,
+    front_flags,
+    labelled_argv,
+    link_additions,
+    needs_runtime,
+    parse_flags,
+    plan_compile,
+    preprocess_argv,
+    project_compile_options,
+    project_compiles,
+    project_link,
+    runtime_build,
+)
 from ffcc.instrument.toolchain import CLANG, FOREIGN, GCC, Backend
 
 RT = RuntimeFiles(core=Path("/rt/ffcc_rt.o"), shared_stub=Path("/rt/stub.o"),

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import shutil
 
+from helpers import REPO, ffcc, sample_sources
+
 from ffcc.instrument.prune import FAST, GCCDIFF, analyse
 from ffcc.instrument.prune_compile import AnalysisCompiler
 from ffcc.instrument.toolchain import predefined_macros
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.runtime.abi import read_label_db
-from helpers import REPO, ffcc, sample_sources
 
 PROGRAM = """#include <stdio.h>
 int main(int argc, char **argv) {

@@ -17,10 +17,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
-from ffcc.runtime.abi import label_region_start, read_label_db
 from forkserver_client import ForkServer, hello_map_size
 from helpers import REPO, SAMPLE_NAMES, ffcc, run_program, sample_inputs, sample_sources
+
+from ffcc.runtime.abi import label_region_start, read_label_db
 
 LABELS = ("--mcc", "--wm", "-O2")
 

@@ -7,9 +7,8 @@ import signal
 from pathlib import Path
 
 import pytest
-
-from helpers import REPO, ffcc, have, needs_clang, run_program, sample_sources
 from forkserver_client import ForkServer, hello_map_size
+from helpers import REPO, ffcc, have, needs_clang, run_program, sample_sources
 
 FS_OPT_ENABLED, FS_OPT_SHDMEM_FUZZ = 0x80000001, 0x01000000
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]

@@ -9,9 +9,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
-from helpers import (REPO, SAMPLE_NAMES, have, ffcc, run_program, sample_inputs,
-                      sample_sources)
+from helpers import REPO, SAMPLE_NAMES, ffcc, have, run_program, sample_inputs, sample_sources
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
 

@@ -14,10 +14,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import have, run_program
 
 from bench.projects import CJSON, JQ, Project, fresh_copy, run_step
 from ffcc.runtime.abi import read_label_db
-from helpers import have, run_program
 
 pytestmark = pytest.mark.realworld
 HERE = Path(__file__).resolve().parent

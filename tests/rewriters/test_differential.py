@@ -8,10 +8,9 @@ import random
 import re
 
 import pytest
+from rewriter_harness import ALL_WM, PROGRAMS, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions, annotate
-
-from rewriter_harness import ALL_WM, PROGRAMS, build, cc, run  # noqa: F401 (cc is a fixture)
 
 EDGE = [0, 1, -1, 2, 3, 7, 100, -100, 2147483647, -2147483648]
 UBSAN_REPORT = re.compile(rb"^\S+?:(\d+):\d+: runtime error: (.*)$", re.M)

@@ -2,10 +2,10 @@
 
 import time
 
+from rewriter_harness import PROGRAMS
+
 from ffcc.instrument.cli import run
 from ffcc.rewriters import LabelOptions, annotate, estimate_file
-
-from rewriter_harness import PROGRAMS
 
 
 def test_counts_on_a_small_file(tmp_path):

@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
+from rewriter_harness import cc  # noqa: F401 (a fixture)
 
 from ffcc.rewriters import LabelOptions, annotate
-
-from rewriter_harness import cc  # noqa: F401 (a fixture)
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(GOLDEN.glob("*.c"))

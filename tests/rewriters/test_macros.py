@@ -5,14 +5,13 @@ from __future__ import annotations
 from functools import partial
 
 import pytest
+from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.instrument.plan import preprocess_argv
 from ffcc.instrument.toolchain import select_backend
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.rewriters.macro_expansion import Expansion, expand_macros
 from ffcc.rewriters.unit import Unit
-
-from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 # The preprocessor command the ffcc driver hands the rewriters.
 PREPROCESS = partial(preprocess_argv, select_backend(None).path)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from rewriter_harness import annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions
-
-from rewriter_harness import annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 MCC = LabelOptions(mcc=True)
 

@@ -7,10 +7,9 @@ plain build's."""
 from __future__ import annotations
 
 import pytest
+from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions
-
-from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 MAIN = """
 int main(int argc, char **argv) {

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from rewriter_harness import annotate_code
+
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.criteria import BY_GROUP, selected
-from ffcc.rewriters.operators import (AOR, CRITERION_GROUPS, GROUPS, OPERATORS, ROR, WM_GROUPS,
-                                      by_original)
-
-from rewriter_harness import annotate_code
+from ffcc.rewriters.operators import AOR, CRITERION_GROUPS, GROUPS, OPERATORS, ROR, WM_GROUPS, by_original
 
 
 def test_operator_ids_in_emission_order():

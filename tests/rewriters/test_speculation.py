@@ -13,10 +13,9 @@ nor clang compiles.
 from __future__ import annotations
 
 import pytest
+from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions
-
-from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 MCC = LabelOptions(mcc=True)
 MCC_COR = LabelOptions(mcc=True, wm_ops=frozenset({"COR"}))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from rewriter_harness import annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.labelling import predicate_key
-
-from rewriter_harness import annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
 
 
 def wm(*ops: str) -> LabelOptions:

@@ -13,12 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from forkserver_client import ForkServer, hello_map_size
+from helpers import REPO, ffcc, have, sample_sources
 
 from ffcc import runtime
 from ffcc.native import lib
 from ffcc.runtime import abi
-from forkserver_client import ForkServer, hello_map_size
-from helpers import REPO, ffcc, have, sample_sources
 
 CC = shutil.which("cc") or "gcc"
 needs_cc = pytest.mark.skipif(not have(CC), reason="no C compiler")
