@@ -3,7 +3,7 @@
 afl-fuzz does the same by default: with fuzzer and target on one core, each execution's
 hand-over (a pipe write, the target wakes, a pipe read) stays on that core instead of
 waking another one, which on virtual machines costs an inter-processor interrupt per
-execution; on cJSON's harness it is worth about a tenth more executions per second.
+execution.
 
 A CPU is free when no other process is pinned to it alone (kernel threads, which are
 pinned too, have no ``VmSize`` and do not count). ``AFL_NO_AFFINITY`` turns binding off,

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import click
+
 from ffcc.fuzzer.affinity import bind_to_free_cpu
-from ffcc.fuzzer.campaign import Campaign, read_seeds
+from ffcc.fuzzer.campaign import Campaign
 from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
@@ -22,6 +23,7 @@ from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.stats import write_setup_files
 from ffcc.fuzzer.status import make_status
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.native import ffi, lib
 

@@ -1,9 +1,10 @@
 """The AFL-compatible output directory: out/default/{queue,crashes,hangs,...}.
 
-Every file is written to a temporary name and renamed into place, so a
-campaign killed at any instant leaves only complete files (and perhaps a
-stray `.tmp-*`, removed on resume).  The directory is flock()ed like AFL++
-does, so two fuzzers never share it.
+Every file is written atomically (ffcc.runtime.files), so a campaign killed at
+any instant leaves only complete files (and perhaps a stray temporary, removed
+when the directory is opened again).  The directory is flock()ed like AFL++
+does, so two fuzzers never share it.  Resuming (-i -) reads back what an
+earlier campaign left: its last stats and its saved cases.
 """
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.runtime.files import TMP_PREFIX, write_atomic
 
 _ID = re.compile(r"^id:(\d{6,})")
-TMP_PREFIX = ".tmp-"
 
 CRASH_README = """Command line used to find this crash:
 
@@ -28,14 +29,6 @@ memory limit. The limit used for this fuzzing session was {memory}.
 Crashes here are de-duplicated by coverage: one file per crash whose
 hit/not-hit edge pattern had not been seen in an earlier crash.
 """
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write data so that path holds either the old content or all of data."""
-    tmp = path.with_name(f"{TMP_PREFIX}{os.getpid()}-{path.name}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 def append_line(path: Path, line: str) -> None:
@@ -56,6 +49,35 @@ def id_of(name: str) -> int | None:
 class SavedCase:
     id: int
     path: Path
+
+
+def _cases(directory: Path) -> list[SavedCase]:
+    """The id:NNNNNN files of a queue, crashes or hangs directory, in id order."""
+    cases = [SavedCase(i, p) for p in directory.iterdir()
+             if p.is_file() and (i := id_of(p.name)) is not None]
+    return sorted(cases, key=lambda c: c.id)
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What an earlier campaign left in the output directory."""
+
+    stats: dict[str, str]     # its last fuzzer_stats, key -> value (empty if none)
+    queue: list[Path]         # entries in id order; entry i is id:i (renamed if need be)
+    crashes: list[SavedCase]  # in id order, ids as saved
+    hangs: list[SavedCase]
+
+    def number(self, key: str) -> int:
+        """A numeric fuzzer_stats value, 0 when absent."""
+        return int(self.stats.get(key, 0))
+
+    @property
+    def next_crash_id(self) -> int:
+        return max((case.id + 1 for case in self.crashes), default=0)
+
+    @property
+    def next_hang_id(self) -> int:
+        return max((case.id + 1 for case in self.hangs), default=0)
 
 
 class OutputDir:
@@ -127,20 +149,22 @@ class OutputDir:
 
     # -- resuming ------------------------------------------------------------
 
-    @staticmethod
-    def _cases(directory: Path) -> list[SavedCase]:
-        cases = [SavedCase(i, p) for p in directory.iterdir()
-                 if p.is_file() and (i := id_of(p.name)) is not None]
-        return sorted(cases, key=lambda c: c.id)
+    def resume(self) -> Resumed:
+        """The earlier campaign's stats and saved cases, its queue ids made dense again."""
+        return Resumed(self.previous_stats(), self._renumber_queue(), _cases(self.crashes),
+                       _cases(self.hangs))
 
-    def saved_queue(self) -> list[SavedCase]:
-        return self._cases(self.queue)
-
-    def saved_crashes(self) -> list[SavedCase]:
-        return self._cases(self.crashes)
-
-    def saved_hangs(self) -> list[SavedCase]:
-        return self._cases(self.hangs)
+    def _renumber_queue(self) -> list[Path]:
+        """Queue entries in id order, renamed where ids have gaps (a user deleted a file):
+        the queue's ids are its positions."""
+        paths = []
+        for position, case in enumerate(_cases(self.queue)):
+            path = case.path
+            if case.id != position:
+                path = path.rename(path.with_name(
+                    f"id:{position:06d}" + path.name[len(f"id:{case.id:06d}"):]))
+            paths.append(path)
+        return paths
 
     def previous_stats(self) -> dict[str, str]:
         """The last fuzzer_stats as key -> value (empty if none)."""

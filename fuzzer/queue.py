@@ -30,7 +30,6 @@ class QueueEntry:
     passed_det: bool = False
     trimmed: bool = False
     handicap: int = 0
-    times_selected: int = 0
     mask_target: int | None = None
     mask: np.ndarray | None = field(default=None, repr=False)
 

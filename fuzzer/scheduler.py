@@ -1,7 +1,9 @@
 """Which queue entries get fuzzed, and towards which branch.
 
-Two schedulers answer the same questions, so a plain-AFL baseline is always
-one flag away (`--schedule afl`):
+A scheduler walks the queue as AFL does, cycle after cycle: `next()` moves its
+cursor on until it selects an entry, starting a new cycle at the queue's end.
+Two schedulers share that walk and differ in `select`, so a plain-AFL baseline
+is always one flag away (`--schedule afl`):
 - AflScheduler: AFL's walk over the queue, favouring the culled entries.
 - FairFuzzScheduler: FairFuzz Algorithm 2 — fuzz an entry only if its rarest
   branch is rare, and make that branch the target of the mutation mask; with
@@ -12,9 +14,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
 
 import numpy as np
+
 from ffcc.fuzzer.queue import Queue, QueueEntry
 
 
@@ -26,30 +28,6 @@ class Selection:
     target: int | None = None
     use_mask: bool = False
     deterministic_allowed: bool = True
-
-
-class Scheduler(Protocol):
-    name: str
-
-    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
-               rng: random.Random) -> Selection | None:
-        """The selection for this entry, or None to skip it this cycle.
-
-        hits: FairFuzz numHits per map index, zero outside the queue's coverage
-        (a branch only crashes reach can be no entry's rarest branch)."""
-        ...
-
-    def on_new_branch(self) -> None:
-        """An execution covered a map index nobody had hit before."""
-        ...
-
-    def on_cycle_end(self, found_new_branch: bool) -> None:
-        """A pass over the whole queue finished."""
-        ...
-
-    def on_frozen_target(self, branch: int) -> None:
-        """No single-byte change of the entry kept `branch` hit (empty mask)."""
-        ...
 
 
 def rarity_cutoff(hits: np.ndarray) -> int:
@@ -71,30 +49,103 @@ def rarest_branch(edges: np.ndarray, hits: np.ndarray) -> tuple[int, int] | None
     return int(edges[i]), int(counts[i])
 
 
-class AflScheduler:
-    """AFL's queue walk: mostly favoured, rarely the rest (afl-fuzz fuzz_one)."""
+def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
+    """numHits restricted to branches some queue-worthy run covered (a branch only crashes
+    reach can be no entry's rarest branch)."""
+    return np.where(virgin != 0xFF, branch_hits, 0)
+
+
+@dataclass
+class QueueCursor:
+    """Where the walk over the queue is, and what the current cycle has added to it."""
+
+    cycle: int = 0            # cycles begun; the first pass (over the seeds) is cycle 0
+    position: int = 0         # index of the next entry to consider
+    stalled_cycles: int = 0   # cycles in a row, since cycle 1, that added no entry
+    splicing: bool = False    # set for good by the first such cycle (AFL's use_splicing)
+    new_entries: int = 0      # entries added during this cycle
+    new_branch: bool = False  # one of them covered a map index nobody had hit before
+
+
+class Scheduler:
+    """AFL's walk over the queue; subclasses decide, entry by entry, what to fuzz (`select`)
+    and hear about the campaign's progress through the on_* hooks."""
+
+    name = ""
+
+    def __init__(self) -> None:
+        self.cursor = QueueCursor()
+
+    def next(self, queue: Queue, hits: np.ndarray, rng: random.Random) -> Selection | None:
+        """The next selected entry, walking on from the cursor.  None after as many entries
+        as the queue holds were all skipped: the caller may stop, or ask again.
+
+        hits: FairFuzz numHits per map index, zero outside the queue's coverage
+        (queue_hits)."""
+        queue.cull()
+        cursor = self.cursor
+        for _ in range(len(queue)):
+            if cursor.position >= len(queue):
+                self._start_cycle()
+            entry = queue[cursor.position]
+            cursor.position += 1
+            selection = self.select(entry, queue, hits, cursor.cycle, rng)
+            if selection is not None:
+                return selection
+        return None
+
+    def _start_cycle(self) -> None:
+        cursor = self.cursor
+        if cursor.cycle:
+            self.on_cycle_end(cursor.new_branch)
+            if not cursor.new_entries:
+                cursor.splicing = True
+            cursor.stalled_cycles = 0 if cursor.new_entries else cursor.stalled_cycles + 1
+        cursor.cycle += 1
+        cursor.position = 0
+        cursor.new_entries = 0
+        cursor.new_branch = False
+
+    def on_new_entry(self, new_branch: bool) -> None:
+        """The campaign added an entry; new_branch: it covered a map index nobody had hit."""
+        self.cursor.new_entries += 1
+        if new_branch:
+            self.cursor.new_branch = True
+            self.on_new_branch()
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        """The selection for this entry, or None to skip it this cycle."""
+        raise NotImplementedError
+
+    def on_new_branch(self) -> None:
+        """An execution covered a map index nobody had hit before."""
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        """A pass over the whole queue finished."""
+
+    def on_frozen_target(self, branch: int) -> None:
+        """No single-byte change of the entry kept `branch` hit (empty mask)."""
+
+
+def afl_wants(entry: QueueEntry, queue: Queue, cycle: int, rng: random.Random) -> bool:
+    """AFL's fuzz_one skip rule: mostly favoured entries, rarely the rest."""
+    if queue.pending_favoured and (entry.was_fuzzed or not entry.favoured):
+        return rng.random() >= 0.99
+    if not entry.favoured and len(queue) > 10:
+        skip = 0.75 if cycle > 1 and not entry.was_fuzzed else 0.95
+        return rng.random() >= skip
+    return True
+
+
+class AflScheduler(Scheduler):
+    """AFL's queue walk (afl-fuzz fuzz_one)."""
 
     name = "afl"
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
                rng: random.Random) -> Selection | None:
-        if queue.pending_favoured and (entry.was_fuzzed or not entry.favoured):
-            if rng.random() < 0.99:
-                return None
-        elif not entry.favoured and len(queue) > 10:
-            skip = 0.75 if cycle > 1 and not entry.was_fuzzed else 0.95
-            if rng.random() < skip:
-                return None
-        return Selection(entry)
-
-    def on_new_branch(self) -> None:
-        pass
-
-    def on_cycle_end(self, found_new_branch: bool) -> None:
-        pass
-
-    def on_frozen_target(self, branch: int) -> None:
-        pass
+        return Selection(entry) if afl_wants(entry, queue, cycle, rng) else None
 
 
 class Bootstrap(Enum):
@@ -106,7 +157,7 @@ class Bootstrap(Enum):
     ONE_CYCLE = 3                 # -q 3: AFL walk, no mask, for one cycle
 
 
-class FairFuzzScheduler:
+class FairFuzzScheduler(Scheduler):
     """Rare-branch selection with an optional AFL bootstrap (-q).
 
     Two safety nets, as afl-rb has: after a whole cycle in which no entry's
@@ -118,13 +169,13 @@ class FairFuzzScheduler:
     name = "fairfuzz"
 
     def __init__(self, use_mask: bool = True, bootstrap: Bootstrap = Bootstrap.OFF) -> None:
+        super().__init__()
         self.use_mask = use_mask
         self.bootstrap = bootstrap
         self.bootstrapping = False
         self.cutoff_shift = 0
         self.blacklist: set[int] = set()
         self._selected_in_cycle = False
-        self._afl = AflScheduler()
 
     def cutoff(self, hits: np.ndarray) -> int:
         return rarity_cutoff(hits) << self.cutoff_shift
@@ -132,9 +183,10 @@ class FairFuzzScheduler:
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
                rng: random.Random) -> Selection | None:
         if self.bootstrapping:
-            chosen = self._afl.select(entry, queue, hits, cycle, rng)
+            if not afl_wants(entry, queue, cycle, rng):
+                return None
             no_det = self.bootstrap is Bootstrap.UNTIL_NEW_BRANCH_NO_DET
-            return chosen and Selection(entry, deterministic_allowed=not no_det)
+            return Selection(entry, deterministic_allowed=not no_det)
         if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
             hits = hits.copy()
             hits[np.fromiter(self.blacklist, np.int64)] = 0

@@ -1,17 +1,25 @@
-"""The mutation stages of one fuzz_one pass, each a small function.
+"""The mutation stages of one fuzz_one pass, and how a stage runs.
 
-A stage builds a StageRequest, lets the executor run it in C, and hands every
-finding to the context.  The context (the campaign) owns saving, timing and
-stopping; stages only decide what to run with which mask and target.
+A stage is a list of executor requests, each named by its AFL op (the `op:`
+of queue file names): one per deterministic kind, one for havoc, one for the
+mask probes.  The builders below decide only what to run, on which input,
+with which mask and target and budget.  `run` hands the requests to the
+executor in order and yields what comes back: each finding with its op, and a
+pause (a step without finding) after every slice of executions and at the end
+of every request.  The campaign records each finding before it asks for the
+next step, so nothing found waits in memory while the stage goes on, and it
+may stop the stage at any pause.
 """
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
+
 from ffcc.fuzzer.executor import Executor, Finding, StageKind, StageRequest
-from ffcc.fuzzer.mask import empty_mask
 from ffcc.fuzzer.queue import Queue, QueueEntry
 
 # AFL's deterministic stages in AFL's order, with their short names (op:...).
@@ -24,92 +32,77 @@ DETERMINISTIC_STAGES: tuple[tuple[StageKind, str], ...] = (
     (StageKind.TOKEN_OVERWRITE, "extras_uo"), (StageKind.TOKEN_INSERT, "extras_ui"),
 )
 TOKEN_STAGES = (StageKind.TOKEN_OVERWRITE, StageKind.TOKEN_INSERT)
+SPLICE_PARTNER_DRAWS = 8
 
 
-class StageContext(Protocol):
-    executor: Executor
-    queue: Queue
-    block_level: int  # havoc block sizes: 1 small, 2 up to medium, 3 up to 32 KiB
-    rng: random.Random
+class Step(NamedTuple):
+    """What running a stage yields: a finding and the op that made it, or a pause (None)."""
 
-    def record(self, finding: Finding, op: str, parent: QueueEntry,
-               partner: QueueEntry | None = None) -> None: ...
-
-    def stopping(self) -> bool: ...
-
-    def set_stage(self, name: str) -> None: ...
+    op: str
+    finding: Finding | None
 
 
-def drive(ctx: StageContext, request: StageRequest, op: str, parent: QueueEntry,
-          partner: QueueEntry | None = None) -> StageRequest:
-    """Run one stage to its end, or until the campaign stops."""
-    ctx.set_stage(op)
-    for finding in ctx.executor.run_stage(request):
-        if finding is not None:
-            ctx.record(finding, op, parent, partner)
-        if ctx.stopping():
-            break
-    return request
+@dataclass(frozen=True)
+class Stage:
+    """Requests run in order; the executor fills in their execs and target hits as they run."""
+
+    requests: tuple[tuple[str, StageRequest], ...]
+
+    @property
+    def execs(self) -> int:
+        return sum(request.execs for _, request in self.requests)
+
+    @property
+    def target_hits(self) -> int:
+        """Children that hit the target branch."""
+        return sum(request.target_hits for _, request in self.requests)
 
 
-def compute_mask(ctx: StageContext, entry: QueueEntry, target: int) -> np.ndarray | None:
-    """FairFuzz Algorithm 3, cached on the entry per target.
-
-    Every probe is a real execution, judged for new coverage like any other.
-    Returns None if the campaign stopped before the mask was complete.
-    """
-    if entry.mask is not None and entry.mask_target == target:
-        return entry.mask
-    mask = empty_mask(len(entry.data))
-    request = StageRequest(StageKind.MASK, entry.data, mask=mask, target=target,
-                           cycle=ctx.block_level)
-    drive(ctx, request, "mask", entry)
-    if ctx.stopping():
-        return None
-    entry.mask, entry.mask_target = mask, target
-    return mask
+def run(executor: Executor, stage: Stage) -> Iterator[Step]:
+    """Run the stage's requests in order, yielding findings and pauses."""
+    for op, request in stage.requests:
+        for finding in executor.run_stage(request):
+            yield Step(op, finding)
+        yield Step(op, None)
 
 
-def deterministic(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None,
-                  target: int | None, tokens: int, shadow: bool = False) -> tuple[int, int]:
-    """AFL's deterministic stages; the C side skips masked positions except in
-    bit flips.  Returns (executions, children hitting the target)."""
-    execs = hits = 0
-    for kind, op in DETERMINISTIC_STAGES:
-        if kind in TOKEN_STAGES and not tokens:
-            continue
-        request = StageRequest(kind, entry.data, mask=mask, target=target, shadow=shadow,
-                               cycle=ctx.block_level)
-        drive(ctx, request, op, entry)
-        execs, hits = execs + request.execs, hits + request.target_hits
-        if ctx.stopping():
-            break
-    return execs, hits
+def mask_probes(data: bytes, mask: np.ndarray, target: int, level: int) -> Stage:
+    """FairFuzz Algorithm 3: fills `mask` (len(data) + 1 bytes, all clear) with what kept
+    `target` hit.  Every probe is a real execution, judged for new coverage like any other."""
+    return Stage((("mask", StageRequest(StageKind.MASK, data, mask=mask, target=target,
+                                        cycle=level)),))
 
 
-def havoc(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None, target: int | None,
-          budget: int, shadow: bool = False) -> StageRequest:
-    """Stacked random mutations; with a mask, only at positions it allows."""
-    request = StageRequest(StageKind.HAVOC, entry.data, budget=budget, mask=mask, target=target,
-                           shadow=shadow, cycle=ctx.block_level)
-    return drive(ctx, request, "havoc", entry)
+def deterministic(data: bytes, mask: np.ndarray | None, target: int | None, tokens: int,
+                  level: int, shadow: bool = False) -> Stage:
+    """AFL's deterministic stages (the token stages only with tokens); the C side skips
+    masked positions except in bit flips."""
+    return Stage(tuple((op, StageRequest(kind, data, mask=mask, target=target, shadow=shadow,
+                                         cycle=level))
+                       for kind, op in DETERMINISTIC_STAGES if tokens or kind not in TOKEN_STAGES))
 
 
-def pick_splice_partner(ctx: StageContext, entry: QueueEntry) -> QueueEntry | None:
-    """A random other entry of at least two bytes: a few random draws (AFL's way; listing
-    the queue for each of an entry's splice cycles cost more than the splices), then a scan."""
-    queue = ctx.queue
-    for _ in range(8):
-        other = queue[ctx.rng.randrange(len(queue))]
+def havoc(data: bytes, mask: np.ndarray | None, target: int | None, budget: int, level: int,
+          shadow: bool = False) -> Stage:
+    """`budget` children of stacked random mutations; with a mask, only where it allows.
+    level: havoc block sizes, 1 small, 2 up to medium, 3 and more up to 32 KiB."""
+    return Stage((("havoc", StageRequest(StageKind.HAVOC, data, budget=budget, mask=mask,
+                                         target=target, shadow=shadow, cycle=level)),))
+
+
+def splice(data: bytes, partner: bytes, mask: np.ndarray | None, target: int | None,
+           budget: int, level: int) -> Stage:
+    """Havoc on data's head + partner's tail; the head keeps data's mask."""
+    return Stage((("splice", StageRequest(StageKind.HAVOC, data, budget=budget, mask=mask,
+                                          target=target, splice_with=partner, cycle=level)),))
+
+
+def pick_splice_partner(queue: Queue, entry: QueueEntry, rng: random.Random) -> QueueEntry | None:
+    """A random other entry of at least two bytes: a few random draws (AFL's way, and no
+    listing of the queue for each of an entry's splice cycles), then a scan."""
+    for _ in range(SPLICE_PARTNER_DRAWS):
+        other = queue[rng.randrange(len(queue))]
         if other is not entry and len(other.data) >= 2:
             return other
     candidates = [e for e in queue if e is not entry and len(e.data) >= 2]
-    return ctx.rng.choice(candidates) if candidates else None
-
-
-def splice(ctx: StageContext, entry: QueueEntry, mask: np.ndarray | None, target: int | None,
-           budget: int, partner: QueueEntry) -> StageRequest:
-    """Havoc on entry's head + partner's tail; the head keeps entry's mask."""
-    request = StageRequest(StageKind.HAVOC, entry.data, budget=budget, mask=mask, target=target,
-                           splice_with=partner.data, cycle=ctx.block_level)
-    return drive(ctx, request, "splice", entry, partner)
+    return rng.choice(candidates) if candidates else None

@@ -12,10 +12,11 @@ import sys
 import time
 from typing import Protocol, TextIO
 
-from ffcc.fuzzer.stats import Snapshot
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from ffcc.fuzzer.stats import Snapshot
 
 
 def _duration(seconds: int) -> str:

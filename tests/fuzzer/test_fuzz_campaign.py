@@ -8,8 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ffcc.fuzzer import campaign as campaign_module
-from ffcc.fuzzer.campaign import Campaign, read_seeds
+from ffcc.fuzzer import stages
+from ffcc.fuzzer.campaign import Campaign
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import (
@@ -24,6 +26,7 @@ from ffcc.fuzzer.executor import (
 from ffcc.fuzzer.mask import ALL
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.shadow import LOG_NAME, summarize
 from ffcc.fuzzer.status import PlainStatus
 
@@ -203,13 +206,26 @@ def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path, monkeypatch
     ex = FindingForAWhile(finds=4)
     campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 60000)
     levels = [r.cycle for r in ex.requests if r.kind == StageKind.HAVOC]
-    assert levels == sorted(levels) and max(levels) == 1 + campaign.stalled_cycles > 2
-    assert campaign.cycle >= campaign.stalled_cycles + 4  # cycles that found kept level 1
+    cursor = campaign.scheduler.cursor
+    assert levels == sorted(levels) and max(levels) == 1 + cursor.stalled_cycles > 2
+    assert cursor.cycle >= cursor.stalled_cycles + 4  # cycles that found kept level 1
 
 
 def test_havoc_blocks_stay_small_in_the_first_minutes(tmp_path) -> None:
     """As AFL++ 4: small blocks only for the first ten minutes, stalled cycles or not."""
     ex = FindingForAWhile(finds=1)
     campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 20000)
-    assert campaign.stalled_cycles > 2
+    assert campaign.scheduler.cursor.stalled_cycles > 2
     assert {r.cycle for r in ex.requests if r.kind == StageKind.HAVOC} == {1}
+
+
+def test_a_stage_yields_its_findings_with_their_op_and_pauses_where_it_may_stop() -> None:
+    ex = FakeExecutor()
+    steps = list(stages.run(ex, stages.havoc(b"ab", None, None, 10, 1)))
+    assert [(op, f and f.kind) for op, f in steps] == [
+        ("havoc", FindingKind.NEW_PATH), ("havoc", FindingKind.CRASH), ("havoc", None),
+        ("havoc", None)]
+    det = stages.deterministic(b"ab", None, None, tokens=0, level=1)
+    assert [op for op, _ in det.requests][-1] == "int32"  # no token stages without tokens
+    assert [op for op, _ in stages.run(ex, det)].count("flip1") == 2  # a slice, then the end
+    assert det.execs == 10 * len(det.requests)

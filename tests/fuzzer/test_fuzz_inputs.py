@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.labels import LabelMap, edge_region_end

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_targets import NEW_HELLO_C, SILENT_C, build
+
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import (
     NativeExecutor,
@@ -15,9 +17,8 @@ from ffcc.fuzzer.executor import (
     TargetCommand,
     check_target,
 )
-from ffcc.fuzzer.mask import ALL, MaskFlag, empty_mask, ok_to_mutate
+from ffcc.fuzzer.mask import ALL, MaskFlag, empty_mask
 from ffcc.native import ffi, lib
-from fuzz_targets import NEW_HELLO_C, SILENT_C, build
 
 
 def executor(tmp_path: Path, *argv: str, timeout_ms: int = 200) -> NativeExecutor:
@@ -204,14 +205,6 @@ def test_havoc_without_mask_changes_everything_eventually() -> None:
         out = bytes(ffi.buffer(buf, length))
         changed |= [i >= len(out) or out[i] != b"01234567"[i] for i in range(8)]
     assert changed.all()
-
-
-def test_ok_to_mutate_needs_every_touched_byte() -> None:
-    m = np.array([1, 1, 0, 1, 1], np.uint8)
-    assert ok_to_mutate(m, MaskFlag.OVERWRITE, 0, 2)
-    assert not ok_to_mutate(m, MaskFlag.OVERWRITE, 1, 2)
-    assert not ok_to_mutate(m, MaskFlag.DELETE, 0, 1)
-    assert not ok_to_mutate(m, MaskFlag.OVERWRITE, 4, 2)
 
 
 def test_splice_keeps_the_first_parts_mask() -> None:

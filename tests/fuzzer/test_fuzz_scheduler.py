@@ -1,4 +1,5 @@
-"""FairFuzz selection (paper Defs. 5-6, Algorithm 2 line 6) and AFL's walk."""
+"""FairFuzz selection (paper Defs. 5-6, Algorithm 2 line 6), AFL's skip rule, and the walk
+over the queue that both schedulers share (cursor, cycles, stalls)."""
 from __future__ import annotations
 
 import random
@@ -6,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ffcc.fuzzer.queue import Queue, QueueEntry
 from ffcc.fuzzer.scheduler import (
     AflScheduler,
     Bootstrap,
     FairFuzzScheduler,
+    Scheduler,
+    Selection,
     rarest_branch,
     rarity_cutoff,
 )
@@ -134,3 +138,72 @@ def test_a_frozen_target_is_blacklisted_and_the_next_rarest_taken() -> None:
     assert sched.select(e, queue, hits, 1, rng).target == 2
     sched.on_frozen_target(2)
     assert sched.select(e, queue, hits, 1, rng).target == 1
+
+
+class Picky(Scheduler):
+    """Selects every entry except those listed; remembers the cycle ends it hears of."""
+
+    name = "picky"
+
+    def __init__(self, skip: set[int] | None = None) -> None:
+        super().__init__()
+        self.skip = skip or set()
+        self.cycle_ends: list[bool] = []
+        self.new_branches = 0
+
+    def select(self, entry, queue, hits, cycle, rng) -> Selection | None:
+        return None if entry.id in self.skip else Selection(entry)
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        self.cycle_ends.append(found_new_branch)
+
+    def on_new_branch(self) -> None:
+        self.new_branches += 1
+
+
+def queue_of(n: int) -> Queue:
+    queue = Queue(8)
+    for i in range(n):
+        queue.add(entry(i, [1 + i]))
+    return queue
+
+
+def walk(sched: Scheduler, queue: Queue, steps: int) -> list[int | None]:
+    hits, rng = np.zeros(8, np.uint32), random.Random(0)
+    picks = []
+    for _ in range(steps):
+        chosen = sched.next(queue, hits, rng)
+        picks.append(None if chosen is None else chosen.entry.id)
+    return picks
+
+
+def test_next_walks_the_queue_cycle_after_cycle() -> None:
+    sched, queue = Picky(skip={1}), queue_of(3)
+    assert walk(sched, queue, 2) == [0, 2] and sched.cursor.cycle == 0  # the seeds' pass
+    assert walk(sched, queue, 2) == [0, 2] and sched.cursor.cycle == 1
+    assert sched.cycle_ends == []  # the seeds' pass is no cycle of its own
+    assert walk(sched, queue, 1) == [0] and sched.cycle_ends == [False]
+
+
+def test_next_gives_up_after_a_queues_worth_of_skipped_entries() -> None:
+    sched, queue = Picky(skip={0, 1, 2}), queue_of(3)
+    assert walk(sched, queue, 2) == [None, None]
+    assert sched.cursor.cycle == 1 and sched.cursor.position == 3
+
+
+def test_cycles_without_new_entries_stall_and_turn_splicing_on() -> None:
+    sched, queue = Picky(), queue_of(2)
+    walk(sched, queue, 2)  # cycle 0
+    sched.on_new_entry(new_branch=True)  # forgotten: the seeds' pass ends without a verdict
+    walk(sched, queue, 2)  # cycle 1
+    sched.on_new_entry(new_branch=True)
+    walk(sched, queue, 2)  # cycle 2
+    assert sched.cycle_ends == [True] and sched.new_branches == 2
+    assert sched.cursor.stalled_cycles == 0 and not sched.cursor.splicing
+    walk(sched, queue, 4)  # cycles 3 and 4 add nothing
+    assert sched.cycle_ends == [True, False, False]
+    assert sched.cursor.stalled_cycles == 2 and sched.cursor.splicing
+    sched.on_new_entry(new_branch=False)
+    walk(sched, queue, 1)
+    assert sched.cursor.stalled_cycles == 0 and sched.cursor.splicing  # splicing stays on
+    assert sched.new_branches == 2
