@@ -8,7 +8,8 @@
 
 #include "engine.h"
 
-/* AFL buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+. */
+/* AFL buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+.  Called 65536 times,
+ * once per process, to fill the lookup table. */
 static uint8_t bucket_of(uint32_t count)
 {
     if (count == 0) return 0;
@@ -21,9 +22,10 @@ static uint8_t bucket_of(uint32_t count)
     return 128;
 }
 
-static uint16_t bucket16[65536];
-static int bucket16_ready;
+static uint16_t bucket16[65536]; /* two bytes' hit counts -> their buckets */
+static int bucket16_ready;       /* bucket16 is filled */
 
+/* Called once per process. */
 static void init_buckets(void)
 {
     for (uint32_t i = 0; i < 65536; i++)
@@ -31,6 +33,7 @@ static void init_buckets(void)
     bucket16_ready = 1;
 }
 
+/* Hit counts to buckets, in place.  Called per execution. */
 void ffcc_classify(uint8_t *trace, uint32_t size)
 {
     if (FFCC_UNLIKELY(!bucket16_ready)) init_buckets();
@@ -44,6 +47,8 @@ void ffcc_classify(uint8_t *trace, uint32_t size)
     }
 }
 
+/* FairFuzz numHits: one more for each index the trace hit.  Called per
+ * judged child and per seed calibration. */
 void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size)
 {
     const uint64_t *w = (const uint64_t *)trace;
@@ -56,7 +61,8 @@ void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size)
 }
 
 /* 2 = a byte never seen before, 1 = only a new bucket, 0 = nothing new.
- * Clears the seen bits in virgin, like AFL's has_new_bits. */
+ * Clears the seen bits in virgin, like AFL's has_new_bits.  Called per
+ * judged child and per calibration run. */
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size)
 {
     const uint64_t *cur = (const uint64_t *)trace;
@@ -77,12 +83,14 @@ int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size)
     return ret;
 }
 
-/* Crash and hang traces are compared as hit / not hit (AFL's simplify_trace). */
+/* Crash and hang traces are compared as hit / not hit (AFL's simplify_trace).
+ * Called per crashing or hanging child. */
 void ffcc_simplify(uint8_t *trace, uint32_t size)
 {
     for (uint32_t i = 0; i < size; i++) trace[i] = trace[i] ? 0x80 : 0x01;
 }
 
+/* The trace's checksum.  Called per calibration run and per trim step. */
 uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size)
 {
     const uint64_t *w = (const uint64_t *)trace;
@@ -95,6 +103,7 @@ uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size)
     return h ^ (h >> 31);
 }
 
+/* Non-zero bytes (AFL's bitmap size).  Called per calibration. */
 uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size)
 {
     uint32_t n = 0;

@@ -9,8 +9,8 @@
 
 #include "engine.h"
 
-#define ARITH_MAX 35
-
+/* Whether every byte of [pos, pos + width) allows overwriting.  Called per
+ * masked mutant. */
 static int overwritable(const uint8_t *mask, uint32_t pos, uint32_t width)
 {
     if (!mask) return 1;
@@ -19,6 +19,7 @@ static int overwritable(const uint8_t *mask, uint32_t pos, uint32_t width)
     return 1;
 }
 
+/* Called per value mutant (arith, interesting). */
 static void store(uint8_t *p, uint32_t value, uint32_t width, int big_endian)
 {
     if (width == 1) {
@@ -33,6 +34,7 @@ static void store(uint8_t *p, uint32_t value, uint32_t width, int big_endian)
     }
 }
 
+/* Called per arith mutant. */
 static uint32_t load(const uint8_t *p, uint32_t width, int big_endian)
 {
     if (width == 1) return *p;
@@ -46,6 +48,7 @@ static uint32_t load(const uint8_t *p, uint32_t width, int big_endian)
     return big_endian ? __builtin_bswap32(v) : v;
 }
 
+/* Bytes a mutant of this kind touches.  Called per mutant. */
 static uint32_t width_of(int kind)
 {
     switch (kind) {
@@ -55,12 +58,13 @@ static uint32_t width_of(int kind)
     }
 }
 
-/* Mutants per position for value stages (both endiannesses above 1 byte). */
+/* Mutants per position for value stages (both endiannesses above 1 byte).
+ * Called per mutant. */
 static uint32_t variants_of(int kind)
 {
     switch (kind) {
-    case FFCC_STAGE_ARITH8: return 2 * ARITH_MAX;
-    case FFCC_STAGE_ARITH16: case FFCC_STAGE_ARITH32: return 4 * ARITH_MAX;
+    case FFCC_STAGE_ARITH8: return 2 * FFCC_ARITH_MAX;
+    case FFCC_STAGE_ARITH16: case FFCC_STAGE_ARITH32: return 4 * FFCC_ARITH_MAX;
     case FFCC_STAGE_INTEREST8: return FFCC_INTERESTING8_LEN;
     case FFCC_STAGE_INTEREST16: return 2 * FFCC_INTERESTING16_LEN;
     case FFCC_STAGE_INTEREST32: return 2 * FFCC_INTERESTING32_LEN;
@@ -68,8 +72,9 @@ static uint32_t variants_of(int kind)
     }
 }
 
-int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *in, uint32_t len,
-                        const uint8_t *mask, uint8_t *out, int64_t *pos)
+/* Called per deterministic mutant, run or skipped. */
+int64_t ffcc_det_mutant(const struct ffcc_mutator *m, int kind, uint64_t idx, const uint8_t *in,
+                        uint32_t len, const uint8_t *mask, uint8_t *out, int64_t *pos)
 {
     switch (kind) {
     case FFCC_STAGE_FLIP1:
@@ -110,8 +115,8 @@ int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *i
         uint32_t value;
         int big;
         if (kind <= FFCC_STAGE_ARITH32) {
-            uint32_t delta = j % ARITH_MAX + 1, sub = (j / ARITH_MAX) & 1;
-            big = (int)(j / (2 * ARITH_MAX));
+            uint32_t delta = j % FFCC_ARITH_MAX + 1, sub = (j / FFCC_ARITH_MAX) & 1;
+            big = (int)(j / (2 * FFCC_ARITH_MAX));
             uint32_t old = load(in + p, w, big);
             value = sub ? old - delta : old + delta;
         } else {
@@ -127,11 +132,11 @@ int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *i
     }
     case FFCC_STAGE_TOKEN_OVERWRITE:
     case FFCC_STAGE_TOKEN_INSERT: {
-        uint32_t n = e->token_count;
+        uint32_t n = m->token_count;
         uint32_t positions = kind == FFCC_STAGE_TOKEN_INSERT ? len + 1 : len;
         if (n == 0 || idx / n >= positions) return FFCC_DET_END;
         uint32_t p = (uint32_t)(idx / n);
-        const struct ffcc_token *t = &e->tokens[idx % n];
+        const struct ffcc_token *t = &m->tokens[idx % n];
         *pos = p;
         if (kind == FFCC_STAGE_TOKEN_OVERWRITE) {
             if (p + t->len > len || !overwritable(mask, p, t->len)) return FFCC_DET_SKIP;
@@ -152,8 +157,9 @@ int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *i
 }
 
 /* FairFuzz Algorithm 3 as mutants: 3 per position (flip the byte, insert a
- * random byte before it, delete it) and one final insert at the end. */
-int64_t ffcc_mask_mutant(ffcc_engine *e, uint64_t idx, const uint8_t *in, uint32_t len,
+ * random byte before it, delete it) and one final insert at the end.  Called
+ * per mask probe. */
+int64_t ffcc_mask_mutant(struct ffcc_mutator *m, uint64_t idx, const uint8_t *in, uint32_t len,
                          uint8_t *out, int64_t *pos, uint8_t *bit)
 {
     if (idx > (uint64_t)len * 3) return FFCC_DET_END;
@@ -169,7 +175,7 @@ int64_t ffcc_mask_mutant(ffcc_engine *e, uint64_t idx, const uint8_t *in, uint32
     if (c == 1) {
         if (len + 1 > FFCC_SHM_FUZZ_MAX) return FFCC_DET_SKIP;
         memcpy(out, in, p);
-        out[p] = (uint8_t)ffcc_rand_below(e, 256);
+        out[p] = (uint8_t)ffcc_rand_below(m, 256);
         memcpy(out + p + 1, in + p, len - p);
         *bit = FFCC_MASK_INSERT;
         return (int64_t)len + 1;

@@ -1,5 +1,19 @@
 /* engine.h - the engine's state and the functions the C files share.
- * Not seen by cffi: Python only holds an opaque ffcc_engine pointer. */
+ * Not seen by cffi: Python only holds an opaque ffcc_engine pointer.
+ *
+ * The engine embeds one part per concern, as afl-fuzz's afl_state_t embeds an
+ * afl_forkserver_t, and each function takes the smallest part it needs:
+ *  - struct ffcc_forkserver: the target's processes and pipes, the shared
+ *    memory it writes (coverage map) and reads (test cases, batches), and
+ *    the execution counters;
+ *  - struct ffcc_maps: what the fuzzer has learned from traces (virgin maps,
+ *    variable bytes, FairFuzz hit counts), one byte or word per map index;
+ *  - struct ffcc_mutator: the RNG, the tokens and the buffers children are
+ *    built in;
+ *  - struct ffcc_children: a stage's children between being made and being
+ *    judged (batch.c).
+ * Functions that move data between parts (run a child, judge it) take the
+ * engine. */
 #ifndef FFCC_ENGINE_H
 #define FFCC_ENGINE_H
 
@@ -12,88 +26,99 @@
 
 #define FFCC_MAX_TOKENS 512
 #define FFCC_MAX_TOKEN_LEN 128
+#define FFCC_ARITH_MAX 35 /* arithmetic mutations add or subtract 1..FFCC_ARITH_MAX (AFL) */
 #define FFCC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FFCC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 struct ffcc_token {
-    uint8_t len;
-    uint8_t data[FFCC_MAX_TOKEN_LEN];
+    uint8_t len;                       /* 1..FFCC_MAX_TOKEN_LEN */
+    uint8_t data[FFCC_MAX_TOKEN_LEN];  /* the token's bytes */
 };
 
 /* A child made by a stage, its outcome once run, and what the stage
  * learns from it afterwards (the mask stage: bit at pos if the target was hit). */
 struct ffcc_result {
-    uint8_t *data;
-    uint32_t len;
-    int64_t pos;   /* mutated byte (deterministic and mask stages), -1 otherwise */
-    uint8_t bit;   /* mask stage: the mask bit this child probes */
-    int status;    /* FFCC_RUN_* */
-    int signal;
-    uint8_t *trace; /* classified */
+    uint8_t *data;   /* the child's bytes (batch segment, work buffer or stash) */
+    uint32_t len;    /* its length */
+    int64_t pos;     /* mutated byte (deterministic and mask stages), -1 otherwise */
+    uint8_t bit;     /* mask stage: the mask bit this child probes */
+    int status;      /* FFCC_RUN_* */
+    int signal;      /* the signal that killed it (crashes) */
+    uint8_t *trace;  /* its classified trace (map slot, shared map or stash) */
+};
+
+struct ffcc_forkserver {
+    pid_t pid;                     /* the forkserver, -1 when none runs */
+    pid_t child_pid;               /* the child running a request, -1 between requests */
+    int ctl_fd;                    /* control pipe: one word per request */
+    int st_fd;                     /* status pipe: hello, child pids, waitpid() statuses */
+    int input_fd;                  /* the test-case file (@@ and stdin targets) */
+    int use_shm_input;             /* the target reads test cases from shm_fuzz */
+    int use_batch;                 /* the target runs batches (an ffcc runtime) */
+    uint32_t batch_cap;            /* children per request: 1 without batches */
+    uint32_t prev_timed_out;       /* sent with the next request, as AFL's protocol wants */
+    int crash_exitcode;            /* exit status counted as a crash, -1 = none */
+    uint8_t *trace;                /* the coverage map the target writes (shared memory) */
+    int trace_id;                  /* its shm id, given to the target */
+    uint32_t trace_capacity;       /* bytes the map segment holds */
+    uint32_t map_size;             /* bytes of it the target uses (from its hello) */
+    uint8_t *shm_fuzz;             /* shared-memory test case: u32 length, then bytes */
+    int shm_fuzz_id;               /* its shm id */
+    struct ffcc_batch *batch;      /* batch segment (ffcc_protocol.h) */
+    int batch_id;                  /* its shm id */
+    struct ffcc_counters counters; /* executions, crashes, hangs, slowest run */
+};
+
+/* Each map is map_size bytes (branch_hits: words), map_size from the forkserver. */
+struct ffcc_maps {
+    uint8_t *virgin;       /* AFL virgin bits: 0xff where no queue-worthy run has been */
+    uint8_t *virgin_crash; /* virgin bits of simplified crash traces */
+    uint8_t *virgin_hang;  /* virgin bits of simplified hang traces */
+    uint8_t *var_bytes;    /* 1 where calibration saw the map vary */
+    uint32_t *branch_hits; /* FairFuzz numHits: runs that hit each index */
+    uint8_t *first_trace;  /* the last calibration's first classified trace */
+};
+
+struct ffcc_mutator {
+    uint64_t rng[4];                           /* xoshiro256** state, from --seed */
+    struct ffcc_token tokens[FFCC_MAX_TOKENS]; /* -x dictionaries, then the auto-dictionary */
+    uint32_t token_count;                      /* tokens in use */
+    uint32_t auto_token_count;                 /* of which from the target's auto-dictionary */
+    uint8_t *work;                             /* the child being built (runs from here without batches) */
+    uint8_t *work_mask;                        /* its mask, kept aligned with it */
+    uint8_t *spliced;                          /* the parent after splicing */
+    uint8_t *spliced_mask;                     /* its mask */
+    uint8_t *scratch;                          /* blocks being cloned */
+};
+
+/* The batch being filled, then its results; results still to judge when a
+ * stage returns to Python are copied aside (stash) before the next run. */
+struct ffcc_children {
+    struct ffcc_result seg[FFCC_BATCH_MAX];   /* the batch's children and results */
+    uint32_t seg_cases;                       /* children in the batch being filled */
+    uint32_t seg_bytes;                       /* bytes of their data in the segment */
+    struct ffcc_result stash[FFCC_BATCH_MAX]; /* results copied out of the segment */
+    uint8_t *stash_maps;                      /* their traces */
+    uint8_t *stash_data;                      /* their bytes */
+    struct ffcc_result *pending;              /* results to judge: seg or stash */
+    uint32_t pending_count;                   /* results in pending */
+    uint32_t pending_next;                    /* the next one to judge */
+    const struct ffcc_stage *pending_owner;   /* the stage they belong to */
 };
 
 struct ffcc_engine {
-    /* shared memory: coverage map and (persistent targets) test cases */
-    int shm_id;
-    uint8_t *shm;
-    uint32_t shm_size;
-    int shm_fuzz_id;
-    uint8_t *shm_fuzz;
-
-    /* map geometry and the maps derived from it */
-    uint32_t map_size;
-    uint8_t *virgin;
-    uint8_t *virgin_crash;
-    uint8_t *virgin_hang;
-    uint8_t *var_bytes;
-    uint32_t *branch_hits;
-    uint8_t *first_trace; /* calibration reference */
-
-    /* forkserver */
-    pid_t fsrv_pid;
-    pid_t child_pid;
-    int ctl_fd;
-    int st_fd;
-    int input_fd;
-    int use_shm_input;
-    uint32_t prev_timed_out;
-    int crash_exitcode; /* -1 = none */
-
-    /* batches (batch.c): the segment, the cases in it, and a stage's children
-     * still to judge (in the segment, or copied aside to the stash) */
-    int batch_id;
-    struct ffcc_batch *batch;
-    int use_batch;
-    uint32_t batch_cap; /* children per request: 1 without batches */
-    struct ffcc_result seg[FFCC_BATCH_MAX];
-    uint32_t seg_cases, seg_bytes;
-    struct ffcc_result stash[FFCC_BATCH_MAX];
-    uint8_t *stash_maps;
-    uint8_t *stash_data;
-    struct ffcc_result *pending;
-    uint32_t pending_count, pending_next;
-    const struct ffcc_stage *pending_owner;
-
-    /* mutation */
-    uint64_t rng[4];
-    struct ffcc_token tokens[FFCC_MAX_TOKENS];
-    uint32_t token_count;
-    uint32_t auto_token_count;
-    uint8_t *work;      /* the child being built */
-    uint8_t *work_mask; /* its mask, kept aligned with it */
-    uint8_t *spliced;   /* parent after splicing */
-    uint8_t *spliced_mask;
-    uint8_t *scratch;   /* blocks being cloned */
-
-    struct ffcc_counters counters;
+    struct ffcc_forkserver fsrv;     /* running the target */
+    struct ffcc_maps maps;           /* coverage knowledge */
+    struct ffcc_mutator mut;         /* making children */
+    struct ffcc_children children;   /* children between making and judging */
 };
 
 /* xoshiro256**, inline: havoc draws several numbers per mutation. */
 static inline uint64_t ffcc_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static inline uint64_t ffcc_rand64(ffcc_engine *e)
+static inline uint64_t ffcc_rand64(struct ffcc_mutator *m)
 {
-    uint64_t *s = e->rng;
+    uint64_t *s = m->rng;
     uint64_t result = ffcc_rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -106,22 +131,23 @@ static inline uint64_t ffcc_rand64(ffcc_engine *e)
 }
 
 /* Uniform in [0, limit) by multiply-shift (Lemire), no division. */
-static inline uint32_t ffcc_rand_below(ffcc_engine *e, uint32_t limit)
+static inline uint32_t ffcc_rand_below(struct ffcc_mutator *m, uint32_t limit)
 {
     if (limit <= 1) return 0;
-    return (uint32_t)(((ffcc_rand64(e) >> 32) * (uint64_t)limit) >> 32);
+    return (uint32_t)(((ffcc_rand64(m) >> 32) * (uint64_t)limit) >> 32);
 }
 
 /* engine.c */
-int ffcc_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len, int is_auto);
-int ffcc_alloc_maps(ffcc_engine *e, uint32_t map_size);
+int ffcc_add_token(struct ffcc_mutator *m, const uint8_t *data, uint32_t len, int is_auto);
+/* (Re)allocate the maps for map_size; -1 when out of memory. */
+int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size);
 
 /* forkserver.c */
 uint64_t ffcc_now_us(void);
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms);
 int ffcc_write_word(int fd, uint32_t word);
 /* FFCC_RUN_* of a waitpid() status, counting crashes and hangs. */
-int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_out);
+int ffcc_run_status(struct ffcc_forkserver *fsrv, int32_t status, int timed_out, int *signal_out);
 
 /* batch.c */
 /* Where the next child of the batch goes (room for FFCC_SHM_FUZZ_MAX bytes), or
@@ -129,10 +155,10 @@ int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_o
 uint8_t *ffcc_batch_next(ffcc_engine *e);
 /* Add the child just written at ffcc_batch_next(); the caller may set pos, bit. */
 struct ffcc_result *ffcc_batch_commit(ffcc_engine *e, uint32_t len);
-/* Run the batch's children; their results are e->seg[0 .. n).  FFCC_RUN_OK or _ERROR. */
+/* Run the batch's children; their results are e->children.seg[0 .. n).  FFCC_RUN_OK or _ERROR. */
 int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms);
 /* Copy a stage's unjudged children out of the segment before it is reused. */
-void ffcc_results_release(ffcc_engine *e);
+void ffcc_results_release(struct ffcc_children *c, uint32_t map_size);
 
 /* coverage.c */
 void ffcc_classify(uint8_t *trace, uint32_t size);
@@ -150,18 +176,22 @@ extern const int8_t ffcc_interesting8[FFCC_INTERESTING8_LEN];
 extern const int16_t ffcc_interesting16[FFCC_INTERESTING16_LEN];
 extern const int32_t ffcc_interesting32[FFCC_INTERESTING32_LEN];
 /* One stacked havoc round; *applied counts the mutations that found room. */
-uint32_t ffcc_havoc_apply(ffcc_engine *e, uint8_t *buf, uint32_t len, uint8_t *mask,
+uint32_t ffcc_havoc_apply(struct ffcc_mutator *m, uint8_t *buf, uint32_t len, uint8_t *mask,
                           uint32_t cycle, uint32_t *applied);
+/* AFL's splice of a and b into out: ffcc_splice (ffcc_native.h) with the mutator. */
+uint32_t ffcc_splice_apply(struct ffcc_mutator *m, const uint8_t *a, uint32_t a_len,
+                           const uint8_t *a_mask, const uint8_t *b, uint32_t b_len, uint8_t *out,
+                           uint8_t *out_mask, uint32_t *split_out);
 
 /* deterministic.c: build mutant number idx of a stage into out.  Returns its
  * length, FFCC_DET_SKIP when the mask (or a no-op) rules it out, FFCC_DET_END
  * past the last mutant.  *pos is the mutated byte. */
 #define FFCC_DET_END (-1)
 #define FFCC_DET_SKIP (-2)
-int64_t ffcc_det_mutant(ffcc_engine *e, int kind, uint64_t idx, const uint8_t *in,
+int64_t ffcc_det_mutant(const struct ffcc_mutator *m, int kind, uint64_t idx, const uint8_t *in,
                         uint32_t len, const uint8_t *mask, uint8_t *out, int64_t *pos);
 /* The mask stage's mutants; *bit is the mask bit the mutant probes. */
-int64_t ffcc_mask_mutant(ffcc_engine *e, uint64_t idx, const uint8_t *in, uint32_t len,
+int64_t ffcc_mask_mutant(struct ffcc_mutator *m, uint64_t idx, const uint8_t *in, uint32_t len,
                          uint8_t *out, int64_t *pos, uint8_t *bit);
 
 #endif

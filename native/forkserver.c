@@ -28,6 +28,7 @@
 
 #include "engine.h"
 
+/* One line for Python's error message.  Called on forkserver start failures. */
 static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
 {
     if (!errbuf || !errlen) return;
@@ -37,6 +38,7 @@ static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* CLOCK_MONOTONIC in microseconds.  Called a few times per execution. */
 static uint64_t now_us(void)
 {
     struct timespec ts;
@@ -45,7 +47,8 @@ static uint64_t now_us(void)
 }
 
 /* Read exactly len bytes, waiting at most timeout_ms in total (0 = forever).
- * Returns 0 on success, 1 on timeout, -1 on EOF or error. */
+ * Returns 0 on success, 1 on timeout, -1 on EOF or error.  Called twice per
+ * request (child pid, status), more during the hello. */
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
 {
     uint8_t *p = buf;
@@ -70,6 +73,7 @@ int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
     return 0;
 }
 
+/* Called once per request, and for hello replies. */
 int ffcc_write_word(int fd, uint32_t word)
 {
     for (;;) {
@@ -80,27 +84,30 @@ int ffcc_write_word(int fd, uint32_t word)
     }
 }
 
-static void parse_dictionary(ffcc_engine *e, const uint8_t *dict, uint32_t size)
+/* Length-prefixed tokens into the mutator.  Called once per start with an auto-dictionary. */
+static void parse_dictionary(struct ffcc_mutator *m, const uint8_t *dict, uint32_t size)
 {
     uint32_t off = 0;
     while (off < size && off + 1u + dict[off] <= size) {
-        ffcc_add_token(e, dict + off + 1, dict[off], 1);
+        ffcc_add_token(m, dict + off + 1, dict[off], 1);
         off += 1u + dict[off];
     }
 }
 
-static int read_dictionary(ffcc_engine *e, uint32_t size, uint32_t timeout_ms)
+/* Called once per start with an auto-dictionary. */
+static int read_dictionary(int st_fd, struct ffcc_mutator *m, uint32_t size, uint32_t timeout_ms)
 {
     if (size < 2 || size > 0xffffff) return -1;
     uint8_t *dict = malloc(size);
     if (!dict) return -1;
-    int rc = ffcc_read_full(e->st_fd, dict, size, timeout_ms);
-    if (rc == 0) parse_dictionary(e, dict, size);
+    int rc = ffcc_read_full(st_fd, dict, size, timeout_ms);
+    if (rc == 0) parse_dictionary(m, dict, size);
     free(dict);
     return rc ? -1 : 0;
 }
 
-static void child_exec(ffcc_engine *e, char **argv, char **envp, int ctl_read, int st_write,
+/* The forked child becomes the target's forkserver.  Called once per start. */
+static void child_exec(int input_fd, char **argv, char **envp, int ctl_read, int st_write,
                        int err_write, int use_stdin, uint64_t mem_limit_mb, int show_output)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -113,7 +120,7 @@ static void child_exec(ffcc_engine *e, char **argv, char **envp, int ctl_read, i
     setrlimit(RLIMIT_CORE, &core);
 
     int devnull = open("/dev/null", O_RDWR);
-    dup2(use_stdin ? e->input_fd : devnull, 0);
+    dup2(use_stdin ? input_fd : devnull, 0);
     if (!show_output) {
         dup2(devnull, 1);
         dup2(devnull, 2);
@@ -122,7 +129,7 @@ static void child_exec(ffcc_engine *e, char **argv, char **envp, int ctl_read, i
     close(ctl_read);
     close(st_write);
     close(devnull);
-    if (e->input_fd > 2) close(e->input_fd);
+    if (input_fd > 2) close(input_fd);
 
     execve(argv[0], argv, envp);
     int err = errno;
@@ -130,9 +137,9 @@ static void child_exec(ffcc_engine *e, char **argv, char **envp, int ctl_read, i
     _exit(127);
 }
 
-/* Handle an old-style hello.  Returns FFCC_START_*. */
-static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint32_t *map_size,
-                     char *errbuf, size_t errlen)
+/* Handle an old-style hello.  Returns FFCC_START_*.  Called once per start. */
+static int old_hello(struct ffcc_forkserver *fsrv, struct ffcc_mutator *m, uint32_t status,
+                     uint32_t timeout_ms, uint32_t *map_size, char *errbuf, size_t errlen)
 {
     if ((status & FFCC_HELLO_ERROR) == FFCC_HELLO_ERROR) {
         set_error(errbuf, errlen, "target runtime reported error 0x%x (shared memory?)",
@@ -148,7 +155,7 @@ static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint3
     uint32_t reply = FFCC_HELLO_ENABLED;
     int must_reply = 0;
     if ((status & FFCC_HELLO_SHMEM_FUZZ) == FFCC_HELLO_SHMEM_FUZZ) {
-        e->use_shm_input = 1;
+        fsrv->use_shm_input = 1;
         reply |= FFCC_HELLO_SHMEM_FUZZ;
         must_reply = 1;
     }
@@ -156,14 +163,15 @@ static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint3
         reply |= FFCC_HELLO_AUTODICT;
         must_reply = 1;
     }
-    if ((status & FFCC_HELLO_BATCH) && e->use_shm_input) e->use_batch = 1;
-    if (must_reply && ffcc_write_word(e->ctl_fd, reply)) {
+    if ((status & FFCC_HELLO_BATCH) && fsrv->use_shm_input) fsrv->use_batch = 1;
+    if (must_reply && ffcc_write_word(fsrv->ctl_fd, reply)) {
         set_error(errbuf, errlen, "cannot answer the forkserver hello");
         return FFCC_START_BAD_HELLO;
     }
     if (reply & FFCC_HELLO_AUTODICT) {
         uint32_t size;
-        if (ffcc_read_full(e->st_fd, &size, 4, timeout_ms) || read_dictionary(e, size, timeout_ms)) {
+        if (ffcc_read_full(fsrv->st_fd, &size, 4, timeout_ms) ||
+            read_dictionary(fsrv->st_fd, m, size, timeout_ms)) {
             set_error(errbuf, errlen, "cannot read the target's auto-dictionary");
             return FFCC_START_BAD_HELLO;
         }
@@ -171,42 +179,67 @@ static int old_hello(ffcc_engine *e, uint32_t status, uint32_t timeout_ms, uint3
     return FFCC_START_OK;
 }
 
-/* Handle a 4.20c+ hello.  Returns FFCC_START_*. */
-static int new_hello(ffcc_engine *e, uint32_t hello, uint32_t timeout_ms, uint32_t *map_size,
-                     char *errbuf, size_t errlen)
+/* Handle a 4.20c+ hello.  Returns FFCC_START_*.  Called once per start. */
+static int new_hello(struct ffcc_forkserver *fsrv, struct ffcc_mutator *m, uint32_t hello,
+                     uint32_t timeout_ms, uint32_t *map_size, char *errbuf, size_t errlen)
 {
     uint32_t version = hello & 0xffu, opts, word;
     if (version != 1) {
         set_error(errbuf, errlen, "unsupported forkserver protocol version %u", version);
         return FFCC_START_BAD_HELLO;
     }
-    if (ffcc_write_word(e->ctl_fd, hello ^ 0xffffffffu) || ffcc_read_full(e->st_fd, &opts, 4, timeout_ms))
+    if (ffcc_write_word(fsrv->ctl_fd, hello ^ 0xffffffffu) ||
+        ffcc_read_full(fsrv->st_fd, &opts, 4, timeout_ms))
         goto broken;
     if (opts & FFCC_HELLO_V2_OPT_MAPSIZE) {
-        if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms)) goto broken;
+        if (ffcc_read_full(fsrv->st_fd, &word, 4, timeout_ms)) goto broken;
         *map_size = word;
     }
-    if (opts & FFCC_HELLO_V2_OPT_SHMEM_FUZZ) e->use_shm_input = 1;
+    if (opts & FFCC_HELLO_V2_OPT_SHMEM_FUZZ) fsrv->use_shm_input = 1;
     if (opts & FFCC_HELLO_V2_OPT_AUTODICT) {
-        if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms) || read_dictionary(e, word, timeout_ms))
+        if (ffcc_read_full(fsrv->st_fd, &word, 4, timeout_ms) ||
+            read_dictionary(fsrv->st_fd, m, word, timeout_ms))
             goto broken;
     }
-    if (ffcc_read_full(e->st_fd, &word, 4, timeout_ms) || word != hello) goto broken;
+    if (ffcc_read_full(fsrv->st_fd, &word, 4, timeout_ms) || word != hello) goto broken;
     return FFCC_START_OK;
 broken:
     set_error(errbuf, errlen, "forkserver handshake (4.20c+ protocol) broke off");
     return FFCC_START_BAD_HELLO;
 }
 
+/* Kill the forkserver and its child, close the pipes.  Called once per start
+ * (before spawning) and at teardown. */
+static void fsrv_stop(struct ffcc_forkserver *fsrv)
+{
+    if (fsrv->child_pid > 0) {
+        kill(fsrv->child_pid, SIGKILL);
+        fsrv->child_pid = -1;
+    }
+    if (fsrv->pid > 0) {
+        kill(fsrv->pid, SIGKILL);
+        waitpid(fsrv->pid, NULL, 0);
+        fsrv->pid = -1;
+    }
+    if (fsrv->ctl_fd >= 0) close(fsrv->ctl_fd);
+    if (fsrv->st_fd >= 0) close(fsrv->st_fd);
+    if (fsrv->input_fd >= 0) close(fsrv->input_fd);
+    fsrv->ctl_fd = fsrv->st_fd = fsrv->input_fd = -1;
+    fsrv->prev_timed_out = 0;
+}
+
+/* Spawn the target, read its hello (tokens go to the mutator), size the
+ * maps.  Called once per campaign, twice when the map must grow. */
 int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_path,
                     int use_stdin, uint64_t mem_limit_mb, uint32_t init_timeout_ms,
                     int show_child_output, uint32_t *map_size, char *errbuf, size_t errlen)
 {
+    struct ffcc_forkserver *fsrv = &e->fsrv;
     int ctl[2], st[2], err[2];
-    ffcc_fsrv_stop(e);
-    e->use_shm_input = e->use_batch = 0;
-    e->input_fd = open(input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (e->input_fd < 0) {
+    fsrv_stop(fsrv);
+    fsrv->use_shm_input = fsrv->use_batch = 0;
+    fsrv->input_fd = open(input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fsrv->input_fd < 0) {
         set_error(errbuf, errlen, "cannot create %s: %s", input_path, strerror(errno));
         return FFCC_START_SPAWN_FAILED;
     }
@@ -223,34 +256,34 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
         close(ctl[1]);
         close(st[0]);
         close(err[0]);
-        child_exec(e, argv, envp, ctl[0], st[1], err[1], use_stdin, mem_limit_mb,
+        child_exec(fsrv->input_fd, argv, envp, ctl[0], st[1], err[1], use_stdin, mem_limit_mb,
                    show_child_output);
     }
     close(ctl[0]);
     close(st[1]);
     close(err[1]);
-    e->fsrv_pid = pid;
-    e->ctl_fd = ctl[1];
-    e->st_fd = st[0];
-    fcntl(e->ctl_fd, F_SETFD, FD_CLOEXEC);
-    fcntl(e->st_fd, F_SETFD, FD_CLOEXEC);
+    fsrv->pid = pid;
+    fsrv->ctl_fd = ctl[1];
+    fsrv->st_fd = st[0];
+    fcntl(fsrv->ctl_fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fsrv->st_fd, F_SETFD, FD_CLOEXEC);
 
     int exec_errno = 0;
     ssize_t n = read(err[0], &exec_errno, sizeof(exec_errno));
     close(err[0]);
     if (n == (ssize_t)sizeof(exec_errno)) {
         set_error(errbuf, errlen, "cannot execute %s: %s", argv[0], strerror(exec_errno));
-        ffcc_fsrv_stop(e);
+        fsrv_stop(fsrv);
         return FFCC_START_EXEC_FAILED;
     }
 
     uint32_t hello;
-    if (ffcc_read_full(e->st_fd, &hello, 4, init_timeout_ms)) {
+    if (ffcc_read_full(fsrv->st_fd, &hello, 4, init_timeout_ms)) {
         set_error(errbuf, errlen,
                   "no forkserver hello from %s: target is not instrumented "
                   "(build it with ffcc or afl-clang-fast) or died at startup",
                   argv[0]);
-        ffcc_fsrv_stop(e);
+        fsrv_stop(fsrv);
         return FFCC_START_NO_HELLO;
     }
     uint32_t size = FFCC_DEFAULT_MAP_SIZE;
@@ -259,139 +292,136 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
         set_error(errbuf, errlen, "target runtime reported error 0x%x", hello & 0xffffu);
         rc = FFCC_START_TARGET_ERROR;
     } else if ((hello & 0xffffff00u) == (FFCC_HELLO_V2 & 0xffffff00u)) {
-        rc = new_hello(e, hello, init_timeout_ms, &size, errbuf, errlen);
+        rc = new_hello(fsrv, &e->mut, hello, init_timeout_ms, &size, errbuf, errlen);
     } else {
-        rc = old_hello(e, hello, init_timeout_ms, &size, errbuf, errlen);
+        rc = old_hello(fsrv, &e->mut, hello, init_timeout_ms, &size, errbuf, errlen);
     }
     if (rc != FFCC_START_OK) {
-        ffcc_fsrv_stop(e);
+        fsrv_stop(fsrv);
         return rc;
     }
     size = (size + FFCC_MAP_ALIGN - 1) / FFCC_MAP_ALIGN * FFCC_MAP_ALIGN;
     *map_size = size;
-    if (size > e->shm_size) {
-        set_error(errbuf, errlen, "target needs a %u-byte map, engine has %u", size, e->shm_size);
-        ffcc_fsrv_stop(e);
+    if (size > fsrv->trace_capacity) {
+        set_error(errbuf, errlen, "target needs a %u-byte map, engine has %u", size,
+                  fsrv->trace_capacity);
+        fsrv_stop(fsrv);
         return FFCC_START_MAP_TOO_BIG;
     }
-    if (size != e->map_size && ffcc_alloc_maps(e, size)) {
-        set_error(errbuf, errlen, "out of memory for a %u-byte map", size);
-        ffcc_fsrv_stop(e);
-        return FFCC_START_SPAWN_FAILED;
+    if (size != fsrv->map_size) {
+        fsrv->map_size = size;
+        if (ffcc_maps_alloc(&e->maps, size)) {
+            set_error(errbuf, errlen, "out of memory for a %u-byte map", size);
+            fsrv_stop(fsrv);
+            return FFCC_START_SPAWN_FAILED;
+        }
     }
-    e->batch_cap = 1;
-    if (e->use_batch) {
+    fsrv->batch_cap = 1;
+    if (fsrv->use_batch) {
         uint32_t fit = FFCC_BATCH_MAPS_SIZE / size;
-        e->batch_cap = fit < FFCC_BATCH_MAX ? fit : FFCC_BATCH_MAX;
-        if (e->batch_cap < 2) e->use_batch = 0, e->batch_cap = 1;
+        fsrv->batch_cap = fit < FFCC_BATCH_MAX ? fit : FFCC_BATCH_MAX;
+        if (fsrv->batch_cap < 2) fsrv->use_batch = 0, fsrv->batch_cap = 1;
     }
     return FFCC_START_OK;
 }
 
-void ffcc_fsrv_stop(ffcc_engine *e)
-{
-    if (e->child_pid > 0) {
-        kill(e->child_pid, SIGKILL);
-        e->child_pid = -1;
-    }
-    if (e->fsrv_pid > 0) {
-        kill(e->fsrv_pid, SIGKILL);
-        waitpid(e->fsrv_pid, NULL, 0);
-        e->fsrv_pid = -1;
-    }
-    if (e->ctl_fd >= 0) close(e->ctl_fd);
-    if (e->st_fd >= 0) close(e->st_fd);
-    if (e->input_fd >= 0) close(e->input_fd);
-    e->ctl_fd = e->st_fd = e->input_fd = -1;
-    e->prev_timed_out = 0;
-}
+/* Called once per campaign, at teardown. */
+void ffcc_fsrv_stop(ffcc_engine *e) { fsrv_stop(&e->fsrv); }
 
-static int write_input(ffcc_engine *e, const uint8_t *buf, uint32_t len)
+/* Hand the test case to the target.  Called per execution without batches. */
+static int write_input(struct ffcc_forkserver *fsrv, const uint8_t *buf, uint32_t len)
 {
-    if (e->use_shm_input) {
+    if (fsrv->use_shm_input) {
         if (len > FFCC_SHM_FUZZ_MAX) len = FFCC_SHM_FUZZ_MAX;
-        memcpy(e->shm_fuzz, &len, sizeof(len));
-        memcpy(e->shm_fuzz + sizeof(len), buf, len);
+        memcpy(fsrv->shm_fuzz, &len, sizeof(len));
+        memcpy(fsrv->shm_fuzz + sizeof(len), buf, len);
         return 0;
     }
-    if (pwrite(e->input_fd, buf, len, 0) != (ssize_t)len) return -1;
-    if (ftruncate(e->input_fd, len)) return -1;
-    lseek(e->input_fd, 0, SEEK_SET);
+    if (pwrite(fsrv->input_fd, buf, len, 0) != (ssize_t)len) return -1;
+    if (ftruncate(fsrv->input_fd, len)) return -1;
+    lseek(fsrv->input_fd, 0, SEEK_SET);
     return 0;
 }
 
-/* Run once and return FFCC_RUN_*; the raw (unclassified) trace is in e->shm. */
-static int execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
-                   int *signal_out)
+/* Run once and return FFCC_RUN_*; the raw (unclassified) trace is in
+ * fsrv->trace.  Called per execution without batches. */
+static int execute(struct ffcc_forkserver *fsrv, const uint8_t *buf, uint32_t len,
+                   uint32_t timeout_ms, int *signal_out)
 {
     int32_t pid;
     int32_t status;
     *signal_out = 0;
-    if (e->fsrv_pid <= 0 || write_input(e, buf, len)) return FFCC_RUN_ERROR;
-    memset(e->shm, 0, e->map_size);
-    if (ffcc_write_word(e->ctl_fd, e->prev_timed_out)) return FFCC_RUN_ERROR;
-    if (ffcc_read_full(e->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
-    e->child_pid = pid;
+    if (fsrv->pid <= 0 || write_input(fsrv, buf, len)) return FFCC_RUN_ERROR;
+    memset(fsrv->trace, 0, fsrv->map_size);
+    if (ffcc_write_word(fsrv->ctl_fd, fsrv->prev_timed_out)) return FFCC_RUN_ERROR;
+    if (ffcc_read_full(fsrv->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
+    fsrv->child_pid = pid;
     uint64_t start = now_us();
-    int rc = ffcc_read_full(e->st_fd, &status, 4, timeout_ms);
+    int rc = ffcc_read_full(fsrv->st_fd, &status, 4, timeout_ms);
     int timed_out = 0;
     if (rc == 1) {
         kill(pid, SIGKILL);
         timed_out = 1;
-        rc = ffcc_read_full(e->st_fd, &status, 4, 0);
+        rc = ffcc_read_full(fsrv->st_fd, &status, 4, 0);
     }
     if (rc) return FFCC_RUN_ERROR;
     uint64_t elapsed_ms = (now_us() - start) / 1000u;
-    if (elapsed_ms > e->counters.slowest_exec_ms && !timed_out)
-        e->counters.slowest_exec_ms = (uint32_t)elapsed_ms;
-    if (!WIFSTOPPED(status)) e->child_pid = -1;
-    e->prev_timed_out = (uint32_t)timed_out;
-    e->counters.execs++;
-    return ffcc_run_status(e, status, timed_out, signal_out);
+    if (elapsed_ms > fsrv->counters.slowest_exec_ms && !timed_out)
+        fsrv->counters.slowest_exec_ms = (uint32_t)elapsed_ms;
+    if (!WIFSTOPPED(status)) fsrv->child_pid = -1;
+    fsrv->prev_timed_out = (uint32_t)timed_out;
+    fsrv->counters.execs++;
+    return ffcc_run_status(fsrv, status, timed_out, signal_out);
 }
 
-int ffcc_run_status(ffcc_engine *e, int32_t status, int timed_out, int *signal_out)
+/* Called per execution (per child of a batch). */
+int ffcc_run_status(struct ffcc_forkserver *fsrv, int32_t status, int timed_out, int *signal_out)
 {
     *signal_out = 0;
     if (timed_out) {
-        e->counters.hangs++;
+        fsrv->counters.hangs++;
         return FFCC_RUN_TIMEOUT;
     }
     if (WIFSIGNALED(status)) {
         *signal_out = WTERMSIG(status);
-        e->counters.crashes++;
+        fsrv->counters.crashes++;
         return FFCC_RUN_CRASH;
     }
-    if (e->crash_exitcode >= 0 && WIFEXITED(status) &&
-        WEXITSTATUS(status) == e->crash_exitcode) {
-        e->counters.crashes++;
+    if (fsrv->crash_exitcode >= 0 && WIFEXITED(status) &&
+        WEXITSTATUS(status) == fsrv->crash_exitcode) {
+        fsrv->counters.crashes++;
         return FFCC_RUN_CRASH;
     }
     return FFCC_RUN_OK;
 }
 
 /* One child through the batch protocol: a batch of one, its trace copied
- * where single runs leave it. */
+ * where single runs leave it.  Called per single execution (calibration,
+ * trimming, hang confirmation) of a batching target. */
 static int run_alone(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                      int *signal_out)
 {
-    ffcc_results_release(e);
+    struct ffcc_result *r = &e->children.seg[0];
+    ffcc_results_release(&e->children, e->fsrv.map_size);
     memmove(ffcc_batch_next(e), buf, len);
     ffcc_batch_commit(e, len);
     if (ffcc_batch_run(e, timeout_ms) != FFCC_RUN_OK) return FFCC_RUN_ERROR;
-    memcpy(e->shm, e->seg[0].trace, e->map_size);
-    *signal_out = e->seg[0].signal;
-    return e->seg[0].status;
+    memcpy(e->fsrv.trace, r->trace, e->fsrv.map_size);
+    *signal_out = r->signal;
+    return r->status;
 }
 
+/* One execution, its trace classified in fsrv.trace.  Called per single
+ * execution (calibration, trimming, hang confirmation, resume). */
 int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                   int *signal)
 {
     int dummy;
-    if (e->use_batch) return run_alone(e, buf, len, timeout_ms, signal ? signal : &dummy);
-    int status = execute(e, buf, len, timeout_ms, signal ? signal : &dummy);
-    if (status != FFCC_RUN_ERROR) ffcc_classify(e->shm, e->map_size);
+    if (e->fsrv.use_batch) return run_alone(e, buf, len, timeout_ms, signal ? signal : &dummy);
+    int status = execute(&e->fsrv, buf, len, timeout_ms, signal ? signal : &dummy);
+    if (status != FFCC_RUN_ERROR) ffcc_classify(e->fsrv.trace, e->fsrv.map_size);
     return status;
 }
 
+/* Called a few times per batch. */
 uint64_t ffcc_now_us(void) { return now_us(); }

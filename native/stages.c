@@ -13,6 +13,7 @@
 
 #define JUDGE_NOTHING (-1)
 
+/* Set the stage's report for Python.  Called per finding. */
 static int report(struct ffcc_stage *st, int stop, const uint8_t *buf, uint32_t len)
 {
     st->stop = stop;
@@ -22,43 +23,49 @@ static int report(struct ffcc_stage *st, int stop, const uint8_t *buf, uint32_t 
 }
 
 /* Judge one child that has run.  Returns an FFCC_STOP_* worth reporting or
- * JUDGE_NOTHING; *hit_target tells whether the child hit the stage's target. */
+ * JUDGE_NOTHING; *hit_target tells whether the child hit the stage's target.
+ * Called per child of a stage: the hot path. */
 static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, int *hit_target)
 {
+    struct ffcc_maps *maps = &e->maps;
+    uint8_t *shared = e->fsrv.trace;
+    uint32_t size = e->fsrv.map_size;
     uint8_t *trace = r->trace;
     int status = r->status, sig = r->signal;
     st->execs++;
-    *hit_target = st->target >= 0 && (uint64_t)st->target < e->map_size && trace[st->target];
+    *hit_target = st->target >= 0 && (uint64_t)st->target < size && trace[st->target];
     if (*hit_target) st->target_hits++;
     if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, r->data, r->len);
     if (st->flags & FFCC_STAGE_SHADOW) return JUDGE_NOTHING;
-    ffcc_count_branch_hits(trace, e->branch_hits, e->map_size);
+    ffcc_count_branch_hits(trace, maps->branch_hits, size);
 
     if (status == FFCC_RUN_OK) {
-        int nb = ffcc_has_new_bits(trace, e->virgin, e->map_size);
+        int nb = ffcc_has_new_bits(trace, maps->virgin, size);
         if (!nb) return JUDGE_NOTHING;
-        if (trace != e->shm) memcpy(e->shm, trace, e->map_size); /* Python reads it there */
+        if (trace != shared) memcpy(shared, trace, size); /* Python reads it there */
         st->new_bits = nb;
         return report(st, FFCC_STOP_NEW_PATH, r->data, r->len);
     }
     if (status == FFCC_RUN_TIMEOUT) {
-        ffcc_simplify(trace, e->map_size);
-        if (!ffcc_has_new_bits(trace, e->virgin_hang, e->map_size)) return JUDGE_NOTHING;
+        ffcc_simplify(trace, size);
+        if (!ffcc_has_new_bits(trace, maps->virgin_hang, size)) return JUDGE_NOTHING;
         /* Confirm: a slow machine is not a hang.  The rerun reuses the batch
          * segment, so this child and the rest move aside first. */
-        ffcc_results_release(e);
-        r = &e->pending[e->pending_next - 1];
+        struct ffcc_children *c = &e->children;
+        ffcc_results_release(c, size);
+        r = &c->pending[c->pending_next - 1];
         status = ffcc_run_once(e, r->data, r->len, st->timeout_ms, &sig);
-        trace = e->shm;
+        trace = shared;
         if (status == FFCC_RUN_TIMEOUT) return report(st, FFCC_STOP_HANG, r->data, r->len);
         if (status != FFCC_RUN_CRASH) return JUDGE_NOTHING;
     }
-    ffcc_simplify(trace, e->map_size);
-    if (!ffcc_has_new_bits(trace, e->virgin_crash, e->map_size)) return JUDGE_NOTHING;
+    ffcc_simplify(trace, size);
+    if (!ffcc_has_new_bits(trace, maps->virgin_crash, size)) return JUDGE_NOTHING;
     st->signal = sig;
     return report(st, FFCC_STOP_CRASH, r->data, r->len);
 }
 
+/* Called once per stage, at its end. */
 static int finish(struct ffcc_stage *st)
 {
     st->finished = 1;
@@ -67,13 +74,15 @@ static int finish(struct ffcc_stage *st)
 }
 
 /* Judge the stage's children that have run and are not judged yet, in the
- * order they were made; stop at the first worth reporting. */
+ * order they were made; stop at the first worth reporting.  Called per batch
+ * and when a stage resumes. */
 static int drain(ffcc_engine *e, struct ffcc_stage *st)
 {
-    while (e->pending_next < e->pending_count) {
-        struct ffcc_result *r = &e->pending[e->pending_next++];
+    struct ffcc_children *c = &e->children;
+    while (c->pending_next < c->pending_count) {
+        struct ffcc_result *r = &c->pending[c->pending_next++];
         int hit, rc = judge(e, st, r, &hit);
-        r = &e->pending[e->pending_next - 1]; /* judge may have moved it aside */
+        r = &c->pending[c->pending_next - 1]; /* judge may have moved it aside */
         if (hit && r->bit && st->mask) st->mask[r->pos] |= r->bit;
         if (r->pos >= 0) st->position = r->pos;
         if (rc != JUDGE_NOTHING) return rc;
@@ -86,8 +95,10 @@ static int drain(ffcc_engine *e, struct ffcc_stage *st)
 
 /* The next havoc child into out, CHILD_SKIP when the mask left no room for
  * any mutation (rerunning the parent teaches nothing), CHILD_END once the
- * budget is spent counting the `queued` children not judged yet. */
-static int64_t havoc_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, uint32_t queued)
+ * budget is spent counting the `queued` children not judged yet.  Called per
+ * havoc child. */
+static int64_t havoc_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_t *out,
+                           uint32_t queued)
 {
     if (st->execs + st->skipped + queued >= st->budget) return CHILD_END;
     const uint8_t *parent = st->input;
@@ -96,20 +107,20 @@ static int64_t havoc_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, 
     if (st->splice) {
         if (!st->spliced) {
             uint32_t split;
-            uint32_t n = ffcc_splice(e, st->input, st->len, st->mask, st->splice, st->splice_len,
-                                     e->spliced, e->spliced_mask, &split);
+            uint32_t n = ffcc_splice_apply(m, st->input, st->len, st->mask, st->splice,
+                                           st->splice_len, m->spliced, m->spliced_mask, &split);
             if (!n) return CHILD_END;
             st->spliced = 1;
         }
-        parent = e->spliced;
+        parent = m->spliced;
         parent_len = st->splice_len;
-        parent_mask = st->mask ? e->spliced_mask : NULL;
+        parent_mask = st->mask ? m->spliced_mask : NULL;
     }
-    uint8_t *mask = parent_mask ? e->work_mask : NULL;
+    uint8_t *mask = parent_mask ? m->work_mask : NULL;
     memcpy(out, parent, parent_len);
     if (mask) memcpy(mask, parent_mask, parent_len + 1);
     uint32_t applied;
-    uint32_t len = ffcc_havoc_apply(e, out, parent_len, mask, st->cycle, &applied);
+    uint32_t len = ffcc_havoc_apply(m, out, parent_len, mask, st->cycle, &applied);
     if (!applied) {
         st->skipped++;
         return CHILD_SKIP;
@@ -118,25 +129,27 @@ static int64_t havoc_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, 
 }
 
 /* The stage's next child into out (see havoc_child); pos and bit for the
- * deterministic and mask stages. */
-static int64_t next_child(ffcc_engine *e, struct ffcc_stage *st, uint8_t *out, uint32_t queued,
-                          int64_t *pos, uint8_t *bit)
+ * deterministic and mask stages.  Called per child, run or skipped. */
+static int64_t next_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_t *out,
+                          uint32_t queued, int64_t *pos, uint8_t *bit)
 {
     int64_t n;
     *pos = -1;
     *bit = 0;
-    if (st->kind == FFCC_STAGE_HAVOC) return havoc_child(e, st, out, queued);
+    if (st->kind == FFCC_STAGE_HAVOC) return havoc_child(m, st, out, queued);
     if (st->kind == FFCC_STAGE_MASK)
-        n = ffcc_mask_mutant(e, st->cursor, st->input, st->len, out, pos, bit);
+        n = ffcc_mask_mutant(m, st->cursor, st->input, st->len, out, pos, bit);
     else
-        n = ffcc_det_mutant(e, st->kind, st->cursor, st->input, st->len, st->mask, out, pos);
+        n = ffcc_det_mutant(m, st->kind, st->cursor, st->input, st->len, st->mask, out, pos);
     if (n != CHILD_END) st->cursor++;
     return n;
 }
 
-/* Make children a batch at a time, run each batch, judge its children. */
+/* Make children a batch at a time, run each batch, judge its children.
+ * Called per stage slice. */
 static int run_children(ffcc_engine *e, struct ffcc_stage *st)
 {
+    struct ffcc_children *c = &e->children;
     int rc = drain(e, st);
     if (rc != JUDGE_NOTHING) return rc;
     uint64_t limit = st->execs + st->call_limit;
@@ -147,7 +160,7 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
         while (st->execs + n < limit && (out = ffcc_batch_next(e)) != NULL) {
             int64_t pos;
             uint8_t bit;
-            len = next_child(e, st, out, n, &pos, &bit);
+            len = next_child(&e->mut, st, out, n, &pos, &bit);
             if (len == CHILD_END) break;
             if (len == CHILD_SKIP) continue;
             struct ffcc_result *r = ffcc_batch_commit(e, (uint32_t)len);
@@ -157,12 +170,12 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
         }
         if (n) {
             if (ffcc_batch_run(e, st->timeout_ms) != FFCC_RUN_OK) {
-                e->pending_count = e->pending_next = 0;
+                c->pending_count = c->pending_next = 0;
                 return report(st, FFCC_STOP_ERROR, NULL, 0);
             }
-            e->pending = e->seg;
-            e->pending_count = n;
-            e->pending_next = 0;
+            c->pending = c->seg;
+            c->pending_count = n;
+            c->pending_next = 0;
             rc = drain(e, st);
             if (rc != JUDGE_NOTHING) return rc;
         }
@@ -171,15 +184,17 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
     }
 }
 
+/* Called per stage slice (about SLICE_SECONDS of executions) from Python. */
 int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
 {
+    struct ffcc_children *c = &e->children;
     st->stop = FFCC_STOP_LIMIT;
     st->new_bits = st->signal = 0;
     st->out = NULL;
     st->out_len = 0;
-    if (e->pending_owner != st) { /* children of an abandoned stage are dropped */
-        e->pending_owner = st;
-        e->pending_count = e->pending_next = 0;
+    if (c->pending_owner != st) { /* children of an abandoned stage are dropped */
+        c->pending_owner = st;
+        c->pending_count = c->pending_next = 0;
     }
     if (st->finished) return finish(st);
     if (st->len > FFCC_SHM_FUZZ_MAX || st->splice_len > FFCC_SHM_FUZZ_MAX) {
@@ -189,9 +204,13 @@ int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
     return run_children(e, st);
 }
 
+/* Called per seed, per resumed entry, per new queue entry and per trimmed entry. */
 int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t runs,
                    uint32_t timeout_ms, int count_hits, struct ffcc_calibration *out)
 {
+    struct ffcc_maps *maps = &e->maps;
+    uint8_t *trace = e->fsrv.trace;
+    uint32_t size = e->fsrv.map_size;
     uint64_t total_us = 0;
     memset(out, 0, sizeof(*out));
     for (uint32_t r = 0; r < runs; r++) {
@@ -205,18 +224,18 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ru
         }
         if (status != FFCC_RUN_OK) break;
         total_us += elapsed;
-        int nb = ffcc_has_new_bits(e->shm, e->virgin, e->map_size);
+        int nb = ffcc_has_new_bits(trace, maps->virgin, size);
         if (nb > out->new_bits) out->new_bits = nb;
-        uint64_t cksum = ffcc_hash_trace(e->shm, e->map_size);
+        uint64_t cksum = ffcc_hash_trace(trace, size);
         if (r == 0) {
-            memcpy(e->first_trace, e->shm, e->map_size);
+            memcpy(maps->first_trace, trace, size);
             out->checksum = cksum;
-            out->bitmap_size = ffcc_count_bytes(e->shm, e->map_size);
-            if (count_hits) ffcc_count_branch_hits(e->shm, e->branch_hits, e->map_size);
+            out->bitmap_size = ffcc_count_bytes(trace, size);
+            if (count_hits) ffcc_count_branch_hits(trace, maps->branch_hits, size);
         } else if (cksum != out->checksum) {
             out->variable = 1;
-            for (uint32_t i = 0; i < e->map_size; i++)
-                if (e->first_trace[i] != e->shm[i]) e->var_bytes[i] = 1;
+            for (uint32_t i = 0; i < size; i++)
+                if (maps->first_trace[i] != trace[i]) maps->var_bytes[i] = 1;
         }
         out->runs++;
     }
@@ -224,17 +243,19 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ru
     return out->status;
 }
 
+/* Called per saved crash and hang on resume. */
 int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                     int *status)
 {
     int sig;
     *status = ffcc_run_once(e, buf, len, timeout_ms, &sig);
     if (*status != FFCC_RUN_CRASH && *status != FFCC_RUN_TIMEOUT) return 0;
-    ffcc_simplify(e->shm, e->map_size);
-    uint8_t *virgin = *status == FFCC_RUN_CRASH ? e->virgin_crash : e->virgin_hang;
-    return ffcc_has_new_bits(e->shm, virgin, e->map_size);
+    ffcc_simplify(e->fsrv.trace, e->fsrv.map_size);
+    uint8_t *virgin = *status == FFCC_RUN_CRASH ? e->maps.virgin_crash : e->maps.virgin_hang;
+    return ffcc_has_new_bits(e->fsrv.trace, virgin, e->fsrv.map_size);
 }
 
+/* Called once per trim. */
 static uint32_t next_pow2(uint32_t x)
 {
     uint32_t p = 1;
@@ -243,10 +264,14 @@ static uint32_t next_pow2(uint32_t x)
 }
 
 /* AFL's trim: remove blocks from 1/16 of the input down to 1/1024 (at least
- * 4 bytes), keeping a removal when the child still behaves the same. */
+ * 4 bytes), keeping a removal when the child still behaves the same.  Called
+ * once per queue entry, before it is first fuzzed. */
 int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target, uint64_t checksum,
               uint32_t timeout_ms, uint64_t *execs)
 {
+    uint8_t *work = e->mut.work;
+    const uint8_t *trace = e->fsrv.trace;
+    uint32_t size = e->fsrv.map_size;
     if (*len < 5) return FFCC_RUN_OK;
     uint32_t len_p2 = next_pow2(*len);
     uint32_t remove_len = len_p2 / 16 > 4 ? len_p2 / 16 : 4;
@@ -255,13 +280,13 @@ int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target, uint6
         uint32_t pos = 0;
         while (pos < *len && *len > remove_len) {
             uint32_t cut = remove_len < *len - pos ? remove_len : *len - pos;
-            memcpy(e->work, buf, pos);
-            memcpy(e->work + pos, buf + pos + cut, *len - pos - cut);
-            int sig, status = ffcc_run_once(e, e->work, *len - cut, timeout_ms, &sig);
+            memcpy(work, buf, pos);
+            memcpy(work + pos, buf + pos + cut, *len - pos - cut);
+            int sig, status = ffcc_run_once(e, work, *len - cut, timeout_ms, &sig);
             (*execs)++;
             if (status != FFCC_RUN_OK) return status;
-            int same = target >= 0 ? (uint64_t)target < e->map_size && e->shm[target] != 0
-                                   : ffcc_hash_trace(e->shm, e->map_size) == checksum;
+            int same = target >= 0 ? (uint64_t)target < size && trace[target] != 0
+                                   : ffcc_hash_trace(trace, size) == checksum;
             if (same) {
                 memmove(buf + pos, buf + pos + cut, *len - pos - cut);
                 *len -= cut;

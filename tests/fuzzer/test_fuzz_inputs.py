@@ -1,9 +1,5 @@
-"""Small readers and the C build: labels files, dictionaries, warnings."""
+"""Small readers: labels files, dictionaries."""
 from __future__ import annotations
-
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +8,6 @@ from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
 from ffcc.runtime.abi import LabelDatabase, write_label_db
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_labels_sit_in_the_last_aligned_bytes_of_the_map(tmp_path) -> None:
@@ -44,14 +38,3 @@ def test_afl_dictionary_syntax(tmp_path) -> None:
     d.write_text("not a token\n")
     with pytest.raises(FuzzerError, match="x.dict:1"):
         load_dictionary(d)
-
-
-@pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_native_core_is_warning_free(cc) -> None:
-    if shutil.which(cc) is None:
-        pytest.skip(f"{cc} not installed")
-    sources = sorted(str(p) for p in (REPO / "native").glob("*.c"))
-    done = subprocess.run([cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
-                           f"-I{REPO / 'native'}", f"-I{REPO / 'runtime'}", *sources],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
