@@ -40,6 +40,8 @@ SMALL_BLOCKS_SECONDS = 600
 
 
 class Campaign:
+    """One ffuzz run over one output directory, from seeds or resumed."""
+
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: LabelMap | None = None,
                  rng: random.Random | None = None) -> None:
@@ -115,18 +117,10 @@ class Campaign:
         score = performance_score(entry, self.queue)
         run_det = cfg.deterministic and selection.deterministic_allowed and not entry.passed_det
         tokens = self.executor.token_counts()[0]
-        row = ShadowRow(entry.id, target) if cfg.shadow and target is not None else None
         budget = havoc_budget(score, run_det)
-
-        if row is not None:
-            if run_det:
-                plain_det = stages.deterministic(entry.data, None, target, tokens,
-                                                 self.block_level, shadow=True)
-                self.run_stage(plain_det, entry)
-                row.det_plain_execs, row.det_plain_hits = plain_det.execs, plain_det.target_hits
-            plain = stages.havoc(entry.data, None, target, budget, self.block_level, shadow=True)
-            self.run_stage(plain, entry)
-            row.havoc_plain_execs, row.havoc_plain_hits = plain.execs, plain.target_hits
+        row = None
+        if cfg.shadow and target is not None:
+            row = self.shadow_runs(entry, target, tokens, budget, run_det)
         if run_det and not self.stopping():
             det = stages.deterministic(entry.data, mask, target, tokens, self.block_level)
             entry.passed_det = self.run_stage(det, entry)
@@ -149,6 +143,21 @@ class Campaign:
         entry.was_fuzzed = True
         if row is not None:
             append_row(self.outdir.root / LOG_NAME, row)
+
+    def shadow_runs(self, entry: QueueEntry, target: int, tokens: int, budget: int,
+                    run_det: bool) -> ShadowRow:
+        """FairFuzz -s: the stages once without mask and without side effects; the row
+        gets their executions and target hits (fuzz_one adds the masked runs')."""
+        row = ShadowRow(entry.id, target)
+        if run_det:
+            plain_det = stages.deterministic(entry.data, None, target, tokens, self.block_level,
+                                             shadow=True)
+            self.run_stage(plain_det, entry)
+            row.det_plain_execs, row.det_plain_hits = plain_det.execs, plain_det.target_hits
+        plain = stages.havoc(entry.data, None, target, budget, self.block_level, shadow=True)
+        self.run_stage(plain, entry)
+        row.havoc_plain_execs, row.havoc_plain_hits = plain.execs, plain.target_hits
+        return row
 
     def target_mask(self, entry: QueueEntry, target: int) -> np.ndarray | None:
         """The entry's FairFuzz mask for target, probed once per (entry, target); None if

@@ -143,6 +143,14 @@ int ffcc_add_token(struct ffcc_mutator *m, const uint8_t *data, uint32_t len, in
 int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size);
 
 /* forkserver.c */
+/* AFL++ 4.20c+ hello options (sent after the version handshake). */
+#define FFCC_HELLO_V2_OPT_MAPSIZE 1
+#define FFCC_HELLO_V2_OPT_SHMEM_FUZZ 2
+#define FFCC_HELLO_V2_OPT_AUTODICT 0x800
+#define FFCC_HELLO_V2_ERROR 0xeffe0000
+/* One execution; leaves the classified trace in fsrv.trace. */
+int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                  int *signal);
 uint64_t ffcc_now_us(void);
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms);
 int ffcc_write_word(int fd, uint32_t word);

@@ -19,12 +19,6 @@
 #define FFCC_MASK_INSERT 2
 #define FFCC_MASK_DELETE 4
 
-/* AFL++ 4.20c+ hello options (sent after the version handshake). */
-#define FFCC_HELLO_V2_OPT_MAPSIZE 1
-#define FFCC_HELLO_V2_OPT_SHMEM_FUZZ 2
-#define FFCC_HELLO_V2_OPT_AUTODICT 0x800
-#define FFCC_HELLO_V2_ERROR 0xeffe0000
-
 /* Outcome of one execution. */
 #define FFCC_RUN_OK 0
 #define FFCC_RUN_TIMEOUT 1
@@ -155,10 +149,6 @@ void ffcc_fsrv_stop(ffcc_engine *e);
 int ffcc_fsrv_uses_shm_input(ffcc_engine *e);
 /* Children per request: > 1 when the target runs batches (ffcc_protocol.h). */
 int ffcc_fsrv_batch_size(ffcc_engine *e);
-
-/* One execution; leaves the classified trace in views.trace. */
-int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len,
-                  uint32_t timeout_ms, int *signal);
 
 /* Run an input several times: timing, stability, new coverage.  Updates the
  * virgin map; counts branch hits once when count_hits is set. */
