@@ -77,49 +77,49 @@ struct ffcc_views {
 };
 
 struct ffcc_counters {
-    uint64_t execs;
-    uint64_t crashes; /* all crashing executions, unique or not */
-    uint64_t hangs;   /* all timeouts, unique or not */
-    uint32_t slowest_exec_ms;
+    uint64_t execs;           /* all executions */
+    uint64_t crashes;         /* all crashing executions, unique or not */
+    uint64_t hangs;           /* all timeouts, unique or not */
+    uint32_t slowest_exec_ms; /* the slowest execution that did not time out */
 };
 
 /* One stage, owned by Python, resumable across calls. */
 struct ffcc_stage {
     /* set by Python */
-    int kind;
-    uint32_t flags;
-    const uint8_t *input;
-    uint32_t len;
+    int kind;                 /* FFCC_STAGE_* */
+    uint32_t flags;           /* FFCC_STAGE_SHADOW or 0 */
+    const uint8_t *input;     /* the parent */
+    uint32_t len;             /* its length */
     uint8_t *mask;            /* len + 1 bytes or NULL; the MASK stage fills it */
     const uint8_t *splice;    /* havoc only: second parent, or NULL */
-    uint32_t splice_len;
+    uint32_t splice_len;      /* its length */
     int64_t target;           /* map index of the target branch, -1 for none */
     uint64_t budget;          /* havoc: executions in the whole stage */
     uint64_t call_limit;      /* executions per call before returning */
-    uint32_t timeout_ms;
-    uint32_t cycle;           /* queue cycle, scales havoc block sizes */
+    uint32_t timeout_ms;      /* per execution */
+    uint32_t cycle;           /* havoc block level: 1 small blocks, 2 also medium, 3+ also large */
     /* kept by C between calls */
     uint64_t cursor;          /* next mutant (deterministic) */
     uint64_t execs;           /* executions run by this stage so far */
     uint64_t skipped;         /* havoc rounds the mask left no room for (not run) */
-    uint64_t target_hits;     /* of those, how many hit the target */
+    uint64_t target_hits;     /* executions whose child hit the target */
     int spliced;              /* havoc with splice: the spliced parent is built */
-    int finished;
+    int finished;             /* no children left */
     /* the last report */
-    int stop;
+    int stop;                 /* FFCC_STOP_*, as returned */
     int new_bits;             /* 1 = new hit counts, 2 = new edges */
     int signal;               /* crash signal */
     int64_t position;         /* deterministic stages: mutated byte */
     const uint8_t *out;       /* the reported input */
-    uint32_t out_len;
+    uint32_t out_len;         /* its length */
 };
 
 struct ffcc_calibration {
     int status;               /* FFCC_RUN_* of the first run */
-    int signal;
+    int signal;               /* the signal that killed the first run */
     int new_bits;             /* best has_new_bits over the runs */
     int variable;             /* the map differed between runs */
-    uint32_t runs;
+    uint32_t runs;            /* runs done (fewer when one failed) */
     uint64_t exec_us;         /* mean wall time per run */
     uint64_t checksum;        /* hash of the first classified trace */
     uint32_t bitmap_size;     /* non-zero map bytes of the first run */
