@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.abi import LabelDbError, label_region_start, read_label_db
 

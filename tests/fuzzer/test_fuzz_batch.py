@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzz_targets import build
+
 from ffcc.fuzzer.executor import (
     FindingKind,
     NativeExecutor,
@@ -14,7 +16,6 @@ from ffcc.fuzzer.executor import (
     TargetCommand,
 )
 from ffcc.fuzzer.mask import empty_mask
-from fuzz_targets import build
 
 # Crashes on "PQ", hangs on "PH", calls exit() on "PX" (a run like any other), and
 # leaves its persistent loop every 7 cases, so batches are cut short mid-way too.

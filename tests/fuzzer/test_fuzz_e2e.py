@@ -9,10 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
-from ffcc.runtime.abi import LabelDatabase, write_label_db
 from fuzz_targets import ffuzz_env
 from helpers import run_until
+
+from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
+from ffcc.runtime.abi import LabelDatabase, write_label_db
 
 STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done execs_done execs_per_sec "
               "corpus_count corpus_favored corpus_found max_depth pending_total pending_favs "
