@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.projects import CJSON, JQ, fresh_copy, run_step  # noqa: E402
+from ffcc.runtime.abi import DB_SUFFIX  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL_FLAGS = "--mcc --wm"
@@ -51,7 +52,7 @@ def collect(kept: Path, tree: Path, out: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(unit_body(unit.read_text(errors="surrogateescape")),
                               errors="surrogateescape")
-    for db in sorted(tree.rglob("*.labels.jsonl")):
+    for db in sorted(tree.rglob(f"*{DB_SUFFIX}")):
         target = out / "labels" / db.relative_to(tree)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(label_records(db))

@@ -37,8 +37,9 @@ from ffcc.instrument.plan import analysis_flags  # noqa: E402
 from ffcc.instrument.prune import FAST, GCCDIFF, analyse, default_jobs  # noqa: E402
 from ffcc.instrument.prune_compile import AnalysisCompiler  # noqa: E402
 from ffcc.instrument.toolchain import predefined_macros, select_backend  # noqa: E402
+from ffcc.rewriters.operators import WM_GROUPS  # noqa: E402
 
-ALL_WM = frozenset({"ROR", "AOR", "COR", "ABS"})
+ALL_WM = frozenset(WM_GROUPS)
 JQ_SOURCES = ("builtin", "bytecode", "compile", "execute", "jq_test", "jv", "jv_alloc",
               "jv_aux", "jv_dtoa", "jv_file", "jv_parse", "jv_print", "jv_unicode", "linker",
               "locfile", "util", "lexer", "parser", "main")

@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ffcc.runtime.abi import MAX_INPUT
+from ffcc.runtime.abi import MAX_INPUT, NAMES
 
 from .errors import FfccError
 
@@ -84,10 +84,10 @@ def predefined_macros() -> list[str]:
     The __afl_* names are the ABI of those macros; ffcc's runtime provides them.
     """
     loop = ('({ static volatile const char *_ffcc_sig __attribute__((used, unused)); '
-            '_ffcc_sig = (const char *)"##SIG_AFL_PERSISTENT##"; '
+            f'_ffcc_sig = (const char *)"{NAMES["FFCC_SIG_PERSISTENT"]}"; '
             'int __afl_persistent_loop(unsigned int); __afl_persistent_loop(_A); })')
     init = ('do { static volatile const char *_ffcc_sig __attribute__((used, unused)); '
-            '_ffcc_sig = (const char *)"##SIG_AFL_DEFER_FORKSRV##"; '
+            f'_ffcc_sig = (const char *)"{NAMES["FFCC_SIG_DEFER"]}"; '
             'void __afl_manual_init(void); __afl_manual_init(); } while (0)')
     fuzz_init = ('int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; '
                  'extern unsigned char *__afl_fuzz_ptr; '

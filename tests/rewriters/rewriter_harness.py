@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from ffcc.rewriters import Annotation, LabelOptions, annotate
+from ffcc.rewriters.operators import WM_GROUPS
 
 HERE = Path(__file__).parent
 HARNESS = HERE / "harness"
 PROGRAMS = HERE / "programs"
 COMPILERS = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
-ALL_WM = frozenset({"ROR", "AOR", "COR", "ABS"})
+ALL_WM = frozenset(WM_GROUPS)
 
 
 @dataclass
