@@ -118,3 +118,12 @@ def hello_map_size(hello: int) -> int | None:
     if hello & 0x40000000:
         return ((hello & 0x00FFFFFE) >> 1) + 1
     return None
+
+
+def run_once(argv: list[str]) -> tuple[int | None, Run]:
+    """Start a forkserver, run the target once, stop it: (announced map size, the run)."""
+    server = ForkServer(argv)
+    try:
+        return hello_map_size(server.hello), server.run()
+    finally:
+        server.close()

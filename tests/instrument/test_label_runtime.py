@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from forkserver_client import ForkServer, hello_map_size
+from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
 from ffcc.runtime.abi import label_region_start, read_label_db
@@ -29,12 +29,7 @@ def label_hits(program: Path, data: bytes, tmp_path: Path) -> set[int]:
     database = read_label_db(program)
     case = tmp_path / "input"
     case.write_bytes(data)
-    server = ForkServer([str(program), str(case)])
-    try:
-        size = hello_map_size(server.hello)
-        run = server.run()
-    finally:
-        server.close()
+    size, run = run_once([str(program), str(case)])
     start = label_region_start(size, database.label_region)
     return {l["slot"] for l in database.labels if run.map[start + l["slot"]]}
 

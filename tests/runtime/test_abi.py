@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from forkserver_client import ForkServer, hello_map_size
+from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
 from ffcc import runtime
@@ -126,12 +126,7 @@ def test_the_label_region_is_the_one_the_runtime_lays_out(backend: str, tmp_path
     assert database is not None and database.labels
     reading = tmp_path / "reading"
     reading.write_bytes(b"T\x01\x32\x00")
-    server = ForkServer([str(program), str(reading)])
-    try:
-        map_size = hello_map_size(server.hello)
-        run = server.run()
-    finally:
-        server.close()
+    map_size, run = run_once([str(program), str(reading)])
     assert map_size is not None
     assert map_size - edge_region(program, backend) == database.label_region
     start = abi.label_region_start(map_size, database.label_region)
