@@ -127,6 +127,8 @@ class Executor(Protocol):
 
     def token_counts(self) -> tuple[int, int]: ...
 
+    def modes(self) -> tuple[str, ...]: ...
+
     def close(self) -> None: ...
 
 
@@ -231,6 +233,8 @@ class NativeExecutor:
         if rc != lib.FFCC_START_OK:
             raise FuzzerError(ffi.string(err).decode(errors="replace"))
         self.map_size = int(map_size[0])
+        self._persistent = _string(lib.FFCC_ENV_PERSISTENT) in env
+        self._deferred = _string(lib.FFCC_ENV_DEFER) in env
         return None
 
     def _bind_views(self) -> None:
@@ -353,6 +357,12 @@ class NativeExecutor:
     def batch_size(self) -> int:
         """Children run per request: above 1 when the target's runtime runs batches."""
         return int(lib.ffcc_fsrv_batch_size(self._engine))
+
+    def modes(self) -> tuple[str, ...]:
+        """How the target runs, in the words of AFL++'s target_mode, and ffcc's batch."""
+        return tuple(word for word, on in (
+            ("persistent", self._persistent), ("shmem_testcase", self.uses_shared_memory_input()),
+            ("deferred", self._deferred), ("batch", self.batch_size() > 1)) if on)
 
     def close(self) -> None:
         lib.ffcc_fsrv_stop(self._engine)
