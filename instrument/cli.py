@@ -37,7 +37,7 @@ def label_builder(opts: FfccOptions, backend: Backend):
 
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
     preprocessor = partial(preprocess_argv, backend.path) if opts.in_macros else None
-    label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_max, wm_ops=opts.wm_ops,
+    label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_bound, wm_ops=opts.wm_ops,
                                  only_funcs=selection.functions, in_macros=opts.in_macros,
                                  macro_preprocessor=preprocessor)
     pruner = None
@@ -73,7 +73,7 @@ def estimate(paths: list[str], opts: FfccOptions) -> int:
     from ffcc.rewriters.operators import WM_GROUPS
 
     every_group = not opts.wants_labels
-    wanted = LabelOptions(mcc=opts.mcc or every_group, mcc_max=opts.mcc_max,
+    wanted = LabelOptions(mcc=opts.mcc or every_group, mcc_max=opts.mcc_bound,
                           wm_ops=frozenset(WM_GROUPS) if every_group else opts.wm_ops)
     print(f"{'file':40} {'lines':>7} {'mcc':>7} {'wm':>7} {'labels/line':>12}")
     for path in paths:

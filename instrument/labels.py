@@ -30,6 +30,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+from ffcc.rewriters.model import BoundedDecision
 from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
 
 from .command_line import CompilerCommand, Source
@@ -177,6 +178,8 @@ class LabelBuilder:
             result = annotate(source.path, [*self.macros, *flags], self.label_options)
         except ParseError:
             return None
+        if result.bounded:
+            _note_bounded(source.path, result.bounded)
         if not result.labels:
             return None
         uid = unit_id(source.path, result.text)
@@ -256,6 +259,14 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
               "(please report this)", file=sys.stderr)
         builder.units.clear()
     return original.returncode
+
+
+def _note_bounded(source: str, bounded: list[BoundedDecision]) -> None:
+    """One line per file: its first decision whose MCC labels cover windows only."""
+    first = bounded[0]
+    more = f" (and {len(bounded) - 1} more in this file)" if len(bounded) > 1 else ""
+    print(f"ffcc: note: {source}:{first.line}: decision with {first.atoms} conditions bounded "
+          f"to windows of {first.window} (--mcc-max){more}", file=sys.stderr)
 
 
 def dependency_outputs(command: CompilerCommand) -> list[str]:

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ffcc.rewriters.model import MCC_MAX_DEFAULT
 from ffcc.rewriters.operators import GROUPS, WM_GROUPS
 
 from .errors import FfccError
@@ -41,7 +42,7 @@ class FfccOptions:
     cc: str | None = None
     name: str | None = None
     mcc: bool = False
-    mcc_max: int | None = None
+    mcc_max: int | None = None  # as given; None: the rewriters' default bound
     wm_ops: frozenset[str] = frozenset()
     only_files: tuple[str, ...] = ()
     only_funcs: tuple[str, ...] = ()
@@ -59,6 +60,11 @@ class FfccOptions:
     def wants_labels(self) -> bool:
         return self.mcc or bool(self.wm_ops)
 
+    @property
+    def mcc_bound(self) -> int:
+        """The MCC bound to label with (``LabelOptions.mcc_max``; 0: none)."""
+        return MCC_MAX_DEFAULT if self.mcc_max is None else self.mcc_max
+
 
 def _parse_wm(value: str | None) -> frozenset[str]:
     if value is None or value.lower() == "all":
@@ -72,13 +78,25 @@ def _parse_wm(value: str | None) -> frozenset[str]:
 
 
 def _positive_int(option: str, value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
+    number = _int_or_none(value)
+    if number is None or number < 1:
         raise FfccError(f"ffcc: error: {option} needs a positive integer, got '{value}'", 2)
     return number
+
+
+def _bound(option: str, value: str) -> int:
+    number = _int_or_none(value)
+    if number is None or number < 0:
+        raise FfccError(f"ffcc: error: {option} needs a number of conditions, or 0 for no bound, "
+                        f"got '{value}'", 2)
+    return number
+
+
+def _int_or_none(value: str) -> int | None:
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 def _is_compiler_long_option(name: str) -> bool:
@@ -115,7 +133,7 @@ FFCC_OPTIONS = {
     "cc": (_VALUE, _set("cc")),
     "name": (_VALUE, _set("name")),
     "mcc": (_FLAG, _set("mcc", lambda v: True)),
-    "mcc-max": (_VALUE, lambda o, v: setattr(o, "mcc_max", _positive_int("--mcc-max", v))),
+    "mcc-max": (_VALUE, lambda o, v: setattr(o, "mcc_max", _bound("--mcc-max", v))),
     "wm": (_OPTIONAL, lambda o, v: setattr(o, "wm_ops", _parse_wm(v))),
     "only": (_VALUE, _append("only_files")),
     "only-func": (_VALUE, _append("only_funcs")),
@@ -183,7 +201,9 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
                      env FFCC_CC)
   --name=NAME        program name in project form (default: the file with main)
   --mcc              multiple condition coverage labels
-  --mcc-max=K        bound MCC combinations to windows of at most K conditions
+  --mcc-max=K        a decision with more than 2^K combinations of condition
+                     values gets those of each window of K conditions instead
+                     (default {MCC_MAX_DEFAULT}; 0: no bound; a note names each file cut)
   --wm[=OPS]         weak-mutation labels; OPS from {",".join(WM_GROUPS)} (default all)
   --only=PATTERN     put labels only in files matching PATTERN (repeatable)
   --only-func=NAME   put labels only in function NAME (repeatable)

@@ -4,7 +4,7 @@ Meant to choose criteria before instrumenting a project (the paper saw from +1% 
 size depending on coding style, Table 2). It counts the same sites as ``annotate`` but cannot see
 types or macros, so it assumes every operand is a signed integer that can be guarded; the
 numbers are upper-bound-ish estimates, not promises. It counts the operator groups a
-``LabelOptions`` asks for, with its MCC bound.
+``LabelOptions`` asks for, MCC combinations as mcc.py makes them (evaluation.py), with its bound.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import tree_sitter_c
 from tree_sitter import Language, Node, Parser
 
+from .evaluation import combination_count, flow_of
 from .model import LabelOptions
 from .operators import ABS, AOR, ARITHMETIC, COR, LOGICAL, RELATIONAL, ROR, WM_GROUPS, by_original
 
@@ -39,7 +40,7 @@ class Estimate:
 
 
 def estimate_file(path: str, options: LabelOptions = EVERYTHING) -> Estimate:
-    """Labels of the groups ``options`` asks for (default: every group, MCC unbounded)."""
+    """Labels of the groups ``options`` asks for (default: every group, MCC's default bound)."""
     source = Path(path).read_bytes()
     tree = _PARSER.parse(source)
     counter = _Counter(options)
@@ -81,6 +82,22 @@ def _strip(node: Node) -> Node:
     return node
 
 
+def _shape(node: Node) -> tuple[str, tuple[Node, ...]]:
+    """A decision node as evaluation.flow_of reads it (the same nodes as logic.py's)."""
+    node = _strip(node)
+    if node.type == "unary_expression" and _operator(node) == "!":
+        return "!", (_field(node, "argument"),)
+    if node.type == "binary_expression" and _operator(node) in LOGICAL:
+        return _operator(node), (_field(node, "left"), _field(node, "right"))
+    return "atom", ()
+
+
+def _atoms(decision: Node) -> list[Node]:
+    """A decision's atoms, left to right."""
+    kind, parts = _shape(decision)
+    return [_strip(decision)] if kind == "atom" else [a for part in parts for a in _atoms(part)]
+
+
 class _Counter:
     def __init__(self, options: LabelOptions) -> None:
         self.options = options
@@ -99,33 +116,19 @@ class _Counter:
             if node.type in SKIPPED_TYPES:
                 continue
             if node.type == "binary_expression" and _operator(node) in LOGICAL:
-                atoms: list[Node] = []
-                operators = self._decision(node, atoms)
-                self.mcc += self._mcc_labels(len(atoms))
-                self.wm += self.cor_per_operator * operators
+                atoms = _atoms(node)
+                self.mcc += self._mcc_labels(node, len(atoms))
+                self.wm += self.cor_per_operator * (len(atoms) - 1)  # one per && or ||
                 stack.extend(atoms)
                 continue
             if node.type == "binary_expression":
                 self._binary(node)
             stack.extend(node.children)
 
-    def _decision(self, node: Node, atoms: list[Node]) -> int:
-        node = _strip(node)
-        if node.type == "unary_expression" and _operator(node) == "!":
-            return self._decision(_field(node, "argument"), atoms)
-        if node.type == "binary_expression" and _operator(node) in LOGICAL:
-            return (1 + self._decision(_field(node, "left"), atoms)
-                    + self._decision(_field(node, "right"), atoms))
-        atoms.append(node)
-        return 0
-
-    def _mcc_labels(self, atoms: int) -> int:
-        bound = self.options.mcc_max
+    def _mcc_labels(self, decision: Node, atoms: int) -> int:
         if not self.options.mcc or atoms < self.options.mcc_min_atoms:
             return 0
-        if bound is None or atoms <= bound:
-            return 2 ** atoms
-        return (atoms - bound + 1) * 2 ** bound
+        return combination_count(flow_of(decision, _shape), self.options.mcc_max)
 
     def _binary(self, node: Node) -> None:
         op = _operator(node)

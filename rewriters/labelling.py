@@ -10,7 +10,7 @@ from .criteria import selected
 from .edits import EditConflict, EditSet
 from .logic import Decision
 from .macro_expansion import expand_macros
-from .model import Annotation, Label, LabelOptions, LabelRequest
+from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
 from .unit import ParseError, Unit
@@ -22,6 +22,7 @@ class _Collector:
 
     function: Function
     requests: list[tuple[Function, LabelRequest]]  # shared by the file's collectors
+    bounds: list[tuple[Decision, int]]  # shared: decisions MCC bounded, and the window
     left_out_count: int = 0
 
     def label(self, request: LabelRequest) -> None:
@@ -29,6 +30,9 @@ class _Collector:
 
     def left_out(self, count: int = 1) -> None:
         self.left_out_count += count
+
+    def bounded(self, decision: Decision, window: int) -> None:
+        self.bounds.append((decision, window))
 
 
 def annotate(path: str, compile_args: list[str], options: LabelOptions | None = None) -> Annotation:
@@ -38,9 +42,10 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)
     emitted: list[tuple[Function, LabelRequest]] = []
+    bounds: list[tuple[Decision, int]] = []
     left_out = 0
     for function in find_sites(unit, options.only_funcs):
-        collector = _Collector(function, emitted)
+        collector = _Collector(function, emitted, bounds)
         for criterion in selected(options):
             criterion.apply(function, options, collector)
         left_out += collector.left_out_count
@@ -65,7 +70,10 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
-    return Annotation(text=text, labels=labels, left_out=left_out, skipped=skipped)
+    bounded = [BoundedDecision(unit.line_col(unit.span(decision.cursor)[0])[0],
+                               len(decision.atoms), window) for decision, window in bounds]
+    return Annotation(text=text, labels=labels, left_out=left_out, skipped=skipped,
+                      bounded=bounded)
 
 
 def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],

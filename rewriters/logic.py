@@ -22,9 +22,7 @@ from .unit import Token, Unit, children, strip_implicit
 class Atom:
     index: int
     cursor: Cursor
-    text: str  # tokens on one line, for predicates and speculative copies
-    readable: bool  # may be evaluated where the original skipped it
-    speculative: str  # tri-state C expression for that evaluation ("" if not readable)
+    text: str  # tokens on one line, for predicates
 
 
 @dataclass
@@ -109,7 +107,7 @@ class _Builder:
         text = unit.flat_text(cursor)
         if text is None:
             self.unspelled_atom = True
-        atom = Atom(len(self.atoms), cursor, text or "", *_speculative(cursor, unit))
+        atom = Atom(len(self.atoms), cursor, text or "")
         self.atoms.append(atom)
         return atom
 
@@ -137,30 +135,3 @@ def render(node: Node) -> str:
         return f"!({render(node.child)})"
     return f"({render(node.left)}) {node.op} ({render(node.right)})"
 
-
-def atoms_of(node: Node) -> list[Atom]:
-    if isinstance(node, Atom):
-        return [node]
-    if isinstance(node, Not):
-        return atoms_of(node.child)
-    return atoms_of(node.left) + atoms_of(node.right)
-
-
-def feasible(node: Node, fixed: dict[int, bool], must_evaluate: frozenset[int]) -> set[bool]:
-    """Outcomes of ``node`` reachable when atoms in ``fixed`` take those values, the others are
-    free, and every atom in ``must_evaluate`` (those a label cannot evaluate by itself) is
-    actually evaluated by the original short-circuit order. Empty set: impossible."""
-    if isinstance(node, Atom):
-        return {fixed[node.index]} if node.index in fixed else {False, True}
-    if isinstance(node, Not):
-        return {not v for v in feasible(node.child, fixed, must_evaluate)}
-    short = node.op == "||"  # the left value that skips the right operand
-    skippable = not any(a.index in must_evaluate for a in atoms_of(node.right))
-    outcomes: set[bool] = set()
-    for left in feasible(node.left, fixed, must_evaluate):
-        if left == short:
-            if skippable:
-                outcomes.add(short)
-        else:
-            outcomes |= feasible(node.right, fixed, must_evaluate)
-    return outcomes

@@ -1,29 +1,23 @@
-"""Multiple condition coverage: one label per combination of atom truth values per decision.
+"""Multiple condition coverage: one label per combination of atom values that evaluation reaches.
 
-With ``mcc_max = K`` a decision of n > K atoms gets, instead of 2^n labels, the 2^K combinations
-of every window of K consecutive atoms (seed 004 §6.5: 3-bounded MCC cut labels by 67%).
-A combination needing the value of an atom that the original may skip and that a label cannot
-evaluate safely (a call, a side effect, a read through a pointer, ``safety``) is left out
-and counted.
+A combination fixes only the atoms the original evaluates (evaluation.py): for ``a && b`` the
+labels are ``a && b``, ``a && !b`` and ``!a``. Each label reads the captures the original made
+(2 for an atom it skipped), so no atom is ever evaluated for a label. With ``mcc_max = K`` a
+decision with more than 2^K combinations gets those of its windows of K atoms instead, and the
+driver is told (``Emitter.bounded``).
 """
 
 from __future__ import annotations
 
-from itertools import product
+from collections.abc import Sequence
 
-from .logic import Decision, feasible
+from .evaluation import Path, flow_of, paths, windows
+from .logic import Atom, Decision, Node, Not
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import MCC
 from .sites import Function
 
 group = MCC.group
-
-
-def windows(atom_count: int, bound: int | None) -> list[range]:
-    """Atom index windows covered by labels: all atoms, or each run of ``bound`` atoms."""
-    if bound is None or atom_count <= bound:
-        return [range(atom_count)]
-    return [range(start, start + bound) for start in range(atom_count - bound + 1)]
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
@@ -32,20 +26,32 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
             _label_decision(decision, options.mcc_max, emit)
 
 
-def _label_decision(decision: Decision, bound: int | None, emit: Emitter) -> None:
-    unreadable = frozenset(a.index for a in decision.atoms if not a.readable)
-    for window in windows(len(decision.atoms), bound):
-        for values in product((True, False), repeat=len(window)):
-            fixed = dict(zip(window, values))
-            if not feasible(decision.root, fixed, unreadable & frozenset(window)):
-                emit.left_out()
-                continue
-            emit.label(LabelRequest(
-                site=decision,
-                operator=MCC,
-                predicate=" && ".join(
-                    f"({decision.atoms[i].text})" if v else f"!({decision.atoms[i].text})"
-                    for i, v in fixed.items()),
-                code=" && ".join(f"$c{i} == {int(v)}" for i, v in fixed.items()),
-                needs=frozenset(f"c{i}" for i in window),
-            ))
+def shape(node: Node) -> tuple[str, Sequence[Node]]:
+    """A logic node as evaluation.flow_of reads it."""
+    if isinstance(node, Atom):
+        return "atom", ()
+    if isinstance(node, Not):
+        return "!", (node.child,)
+    return node.op, (node.left, node.right)
+
+
+def _label_decision(decision: Decision, bound: int, emit: Emitter) -> None:
+    flow = flow_of(decision.root, shape)
+    chosen = windows(flow, bound)
+    if len(chosen) > 1:
+        emit.bounded(decision, bound)
+    for window in chosen:
+        for path in paths(flow, window):
+            emit.label(_request(decision, path))
+
+
+def _request(decision: Decision, path: Path) -> LabelRequest:
+    atoms = decision.atoms
+    return LabelRequest(
+        site=decision,
+        operator=MCC,
+        predicate=" && ".join(f"({atoms[i].text})" if value else f"!({atoms[i].text})"
+                              for i, value in path),
+        code=" && ".join(f"$c{i} == {int(value)}" for i, value in path),
+        needs=frozenset(f"c{i}" for i, _ in path),
+    )

@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from .operators import MCC, WM_GROUPS, Operator
 
+# MCC's default bound (LabelOptions.mcc_max): only decisions with more than 2^8 combinations of
+# atom values that evaluation can reach are cut, which leaves the decisions of real code whole
+# apart from character and code-point tables.
+MCC_MAX_DEFAULT = 8
+
 if TYPE_CHECKING:  # libclang-free at run time, so that estimate.py can take LabelOptions
     from .logic import Decision
     from .sites import Binop, Function
@@ -23,7 +28,7 @@ class LabelOptions:
     """Which labels to make. Extra fields beyond the driver contract are optional."""
 
     mcc: bool = True
-    mcc_max: int | None = None  # bound MCC to windows of at most this many atoms
+    mcc_max: int = MCC_MAX_DEFAULT  # bound MCC by windows of this many atoms (0: no bound)
     wm_ops: frozenset[str] = frozenset()  # subset of operators.WM_GROUPS
     only_funcs: frozenset[str] = frozenset()  # empty: every function
     in_macros: bool = False  # label the code macros expand to (macro_expansion.py)
@@ -34,8 +39,8 @@ class LabelOptions:
         unknown = set(self.wm_ops) - set(WM_GROUPS)
         if unknown:
             raise ValueError(f"unknown WM operators {sorted(unknown)}; known: {sorted(WM_GROUPS)}")
-        if self.mcc_max is not None and self.mcc_max < 1:
-            raise ValueError("mcc_max must be at least 1")
+        if self.mcc_max < 0:
+            raise ValueError("mcc_max must be 0 (no bound) or more")
         if self.in_macros and self.macro_preprocessor is None:
             raise ValueError("in_macros needs a macro_preprocessor")
 
@@ -60,12 +65,22 @@ class Label:
     predicate: str  # C text of the coverage or kill predicate, over the original operands
 
 
+@dataclass(frozen=True)
+class BoundedDecision:
+    """A decision whose MCC labels cover windows of ``window`` atoms, not whole combinations."""
+
+    line: int
+    atoms: int
+    window: int
+
+
 @dataclass
 class Annotation:
     text: str
     labels: list[Label] = field(default_factory=list)
     left_out: int = 0  # combinations / mutants not emitted because an operand can't be guarded
     skipped: int = 0  # labels dropped because their site's edits conflicted with another site's
+    bounded: list[BoundedDecision] = field(default_factory=list)  # in source order
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,8 @@ class Emitter(Protocol):
     def label(self, request: LabelRequest) -> None: ...
 
     def left_out(self, count: int = 1) -> None: ...
+
+    def bounded(self, decision: Decision, window: int) -> None: ...
 
 
 class Criterion(Protocol):

@@ -5,10 +5,11 @@ expressions, so no braces or statements have to be added around the site:
 
 Decision ``a && f(x)``: the whole decision becomes a statement expression. Atoms and logical
 operands the labels need are captured *as the original evaluates them* into tri-state
-temporaries (2 = not evaluated); short-circuiting is kept. Where the original skips a right
-operand, its atoms are evaluated speculatively instead, only if they cannot fault whatever the
-program state (``safety``: no call, side effect or memory read through a pointer) and behind their
-guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10 guards). The labels run after the decision
+temporaries (2 = not evaluated); short-circuiting is kept. Where the original skips the right
+operand of a logical node whose value a COR label needs, that operand is evaluated speculatively
+instead, only if it cannot fault whatever the program state (``safety``: no call, side effect or
+memory read through a pointer) and behind its guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10
+guards); MCC labels read only atoms the original evaluated. The labels run after the decision
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
@@ -33,7 +34,7 @@ import re
 from string import Template
 
 from .edits import EditSet
-from .logic import Decision, Logic, atoms_of
+from .logic import Decision, Logic
 from .model import LabelRequest
 from .opaque import TEMP, UNKNOWN, copies, launder, promoted
 from .sites import Binop
@@ -91,18 +92,11 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
     if left_name is not None:
         edits.wrap(*unit.span(node.left_cursor), f"({left_name} = !!(", "))")
         edits.wrap(*unit.span(node.right_cursor), f"({right_name} = !!(", "))")
-    speculation = [
-        f"{names[f'c{atom.index}']} = {atom.speculative}"
-        for atom in atoms_of(node.right)
-        if atom.readable and f"c{atom.index}" in names
-    ]
-    if right_name is not None and node.right_readable:
-        speculation.append(f"{right_name} = {node.right_speculative}")
-    if not speculation:
+    if right_name is None or not node.right_readable:
         return
     start, end = unit.span(node.cursor)
     operator_at, operator_length = node.operator.offset, node.operator.end - node.operator.offset
-    skipped = ", ".join(speculation)
+    skipped = f"{right_name} = {node.right_speculative}"
     edits.wrap(*unit.span(node.right_cursor), "!!(", ")")
     if node.op == "&&":
         edits.wrap(start, end, "(", f" : ({skipped}, 0))")

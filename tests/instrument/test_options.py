@@ -4,6 +4,7 @@ import pytest
 
 from ffcc.instrument.errors import FfccError
 from ffcc.instrument.options import HELP, parse_options
+from ffcc.rewriters.model import MCC_MAX_DEFAULT
 from ffcc.rewriters.operators import GROUPS, WM_GROUPS
 
 
@@ -22,6 +23,13 @@ def test_wm_subset_and_values():
     assert parse_options(["--prune=gccdiff", "--jobs=3", "build/"], environ={}).jobs == 3
 
 
+def test_mcc_bound_defaults_to_the_rewriters_and_zero_lifts_it():
+    assert parse_options(["--mcc"], environ={}).mcc_bound == MCC_MAX_DEFAULT == 8
+    assert parse_options(["--mcc-max=3"], environ={}).mcc_bound == 3
+    assert parse_options(["--mcc-max=0"], environ={}).mcc_bound == 0
+    assert f"(default {MCC_MAX_DEFAULT}; 0: no bound" in HELP
+
+
 def test_environment_supplies_flags_and_compiler():
     opts = parse_options(["-c", "a.c"], environ={"FFCC_FLAGS": "--mcc --wm=ABS", "FFCC_CC": "clang"})
     assert opts.mcc and opts.wm_ops == {"ABS"} and opts.cc == "clang"
@@ -38,7 +46,8 @@ def test_compiler_long_options_pass_through():
 @pytest.mark.parametrize("argv, fragment", [
     (["--mcx"], "unknown option '--mcx'"),
     (["--wm=XYZ"], "unknown --wm operator XYZ (choose from ROR, AOR, COR, ABS, or all)"),
-    (["--mcc-max=0"], "positive integer"),
+    (["--mcc-max=-1"], "needs a number of conditions, or 0 for no bound"),
+    (["--mcc-max=x"], "needs a number of conditions, or 0 for no bound"),
     (["--cc"], "needs a value"),
     (["--mcc=1"], "takes no value"),
     (["--prune=slow"], "unknown --prune method"),

@@ -12,18 +12,26 @@ def test_counts_on_a_small_file(tmp_path):
     source.write_text("#include <missing.h>\n// comment\nint f(int a, int b) {\n"
                       "  if (a < b && b > 0) return a * 2;\n\n  return 0;\n}\n")
     est = estimate_file(str(source))
-    assert est.mcc_labels == 4
+    assert est.mcc_labels == 3  # b > 0 is not evaluated when a >= b
     # a < b: ROR 4 + ABS 6; b > 0 and a * 2: ROR/AOR 4 + ABS 3 (literal skipped); COR 3
     assert est.wm_labels == (4 + 6) + (4 + 3) + (4 + 3) + 3
     assert est.lines_of_code == 5
     assert est.labels_per_loc == (est.mcc_labels + est.wm_labels) / 5
 
 
+PAIRS = "(a && b) || (c && d) || (e && f) || (g && h)"
+
+
 def test_bounded_mcc_estimate(tmp_path):
     source = tmp_path / "e.c"
-    source.write_text("int f(int a, int b, int c, int d) { return a && b && c && d; }\n")
-    assert estimate_file(str(source)).mcc_labels == 16
-    assert estimate_file(str(source), LabelOptions(mcc=True, mcc_max=2)).mcc_labels == 12
+    source.write_text("int f(int a, int b, int c, int d, int e, int f, int g, int h) {\n"
+                      f"  return {PAIRS};\n}}\n")
+    path = str(source)
+    for bound in (0, 2, 3, 5, 8):
+        options = LabelOptions(mcc=True, mcc_max=bound)
+        assert estimate_file(path, options).mcc_labels == len(annotate(path, [], options).labels)
+    assert estimate_file(path).mcc_labels == 31  # the default bound leaves it whole
+    assert estimate_file(path, LabelOptions(mcc=True, mcc_max=2)).mcc_labels == 21
 
 
 def _estimated(capsys, *argv: str) -> tuple[int, int]:
@@ -35,12 +43,13 @@ def _estimated(capsys, *argv: str) -> tuple[int, int]:
 
 def test_ffcc_estimate_counts_what_the_label_options_ask(tmp_path, capsys):
     source = tmp_path / "e.c"
-    source.write_text("int f(int a, int b, int c, int d) {\n"
-                      "  if (a < b && b < c && c < d && d != 0) return a + d;\n  return 0;\n}\n")
+    source.write_text("int f(int a, int b, int c, int d, int e, int f, int g, int h) {\n"
+                      f"  if ({PAIRS}) return a < d;\n  return 0;\n}}\n")
     path = str(source)
     mcc, wm = _estimated(capsys, path)  # no label option: every group
-    assert (mcc, wm) == _estimated(capsys, "--mcc", "--wm", path) and mcc == 16
-    assert _estimated(capsys, "--mcc", "--mcc-max=2", path) == (12, 0)
+    assert (mcc, wm) == _estimated(capsys, "--mcc", "--wm", path) and mcc == 31
+    assert _estimated(capsys, "--mcc", "--mcc-max=2", path) == (21, 0)
+    assert _estimated(capsys, "--mcc", "--mcc-max=0", path) == (31, 0)
     mcc_of_ror, ror = _estimated(capsys, "--wm=ROR", path)
     assert mcc_of_ror == 0 and 0 < ror < wm
 

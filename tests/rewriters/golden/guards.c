@@ -1,4 +1,4 @@
-// options: mcc mcc_max=2
+// options: mcc mcc_max=2 wm=COR
 int table[8];
 int f(int *p, int n, int d, int s) {
   if (p == 0 || *p > 3) return 1;
