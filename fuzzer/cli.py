@@ -4,6 +4,7 @@
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
+`ffuzz report OUT` and `ffuzz plot OUT...` read a campaign (report_cli.py).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.outdir import OutputDir
+from ffcc.fuzzer.report_cli import SUBCOMMANDS
 from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
 from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.stats import write_setup_files
@@ -141,8 +143,12 @@ def _crash_exitcode() -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    subcommand = SUBCOMMANDS.get(args[0]) if args else None  # ffuzz report / plot
     try:
-        command.main(args=args, prog_name="ffuzz", standalone_mode=False, obj=args)
+        if subcommand is not None:
+            subcommand.main(args=args[1:], prog_name=f"ffuzz {args[0]}", standalone_mode=False)
+        else:
+            command.main(args=args, prog_name="ffuzz", standalone_mode=False, obj=args)
     except FuzzerError as exc:
         print(f"ffuzz: {exc}", file=sys.stderr)
         return 1
