@@ -26,7 +26,10 @@ class _Collector:
     left_out_count: int = 0
 
     def label(self, request: LabelRequest) -> None:
-        self.requests.append((self.function, request))
+        if request.site.order_exposed:  # its labels could reorder the program (sites.py)
+            self.left_out_count += 1
+        else:
+            self.requests.append((self.function, request))
 
     def left_out(self, count: int = 1) -> None:
         self.left_out_count += count

@@ -16,6 +16,7 @@ from .operators import LOGICAL
 from .ops import binary_op, unary_op
 from .safety import readable
 from .unit import Token, Unit, children, strip_implicit
+from .variables import Variables
 
 
 @dataclass
@@ -55,15 +56,17 @@ class Decision:
     root: Node
     atoms: list[Atom]
     logic: list[Logic]
+    order_exposed: bool = False  # labels here could change evaluation order (sites.py): none
 
     @property
     def text(self) -> str:
         return render(self.root)
 
 
-def build_decision(cursor: Cursor, unit: Unit) -> Decision | None:
-    """The decision rooted at ``cursor``, or None if it holds no ``&&``/``||`` spelled in the file."""
-    builder = _Builder(unit)
+def build_decision(cursor: Cursor, unit: Unit, variables: Variables) -> Decision | None:
+    """The decision rooted at ``cursor``, or None if it holds no ``&&``/``||`` spelled in the file.
+    ``variables``: those of the enclosing function (what skipped operands may read)."""
+    builder = _Builder(unit, variables)
     root = builder.build(cursor)
     if not builder.logic or builder.unspelled_atom:
         return None
@@ -80,8 +83,9 @@ def _unwrap(cursor: Cursor, unit: Unit) -> Cursor:
 class _Builder:
     """Numbers atoms and logical nodes while descending (pre-order = evaluation order)."""
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Unit, variables: Variables) -> None:
         self.unit = unit
+        self.variables = variables
         self.atoms: list[Atom] = []
         self.logic: list[Logic] = []
         self.unspelled_atom = False  # an atom has no text that can be copied (no decision then)
@@ -102,7 +106,7 @@ class _Builder:
                 right = self.build(right_cursor)
                 self.logic[index] = Logic(index, op, node, left, right, left_cursor,
                                           right_cursor, operator,
-                                          *_speculative(right_cursor, unit))
+                                          *_speculative(right_cursor, unit, self.variables))
                 return self.logic[index]
         text = unit.flat_text(cursor)
         if text is None:
@@ -120,9 +124,9 @@ def _spelled_operator(node: Cursor, unit: Unit) -> Token | None:
     return unit.operator_between(left, right)
 
 
-def _speculative(cursor: Cursor, unit: Unit) -> tuple[bool, str]:
+def _speculative(cursor: Cursor, unit: Unit, variables: Variables) -> tuple[bool, str]:
     """(readable, the guarded expression over opaque copies that evaluates it for labels)."""
-    if not readable(cursor, unit):
+    if not readable(cursor, unit, variables):
         return False, ""
     return True, speculation(cursor, unit)
 

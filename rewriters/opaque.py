@@ -26,7 +26,7 @@ from collections.abc import Container
 from clang.cindex import Cursor, TypeKind
 
 from .ops import unary_op
-from .safety import UNEVALUATED_KINDS, guards, is_bitfield_ref, is_constant, is_plain_operand
+from .safety import guards, is_bitfield_ref, is_constant, is_plain_operand, is_unevaluated
 from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
 
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
@@ -94,7 +94,7 @@ def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:
     """Outermost variables and ``.`` members of scalar type read as values inside ``cursor``
     (not under ``&`` or in unevaluated operands; constants and macro text left as they are)."""
     node = strip_implicit(cursor)
-    if node.kind in UNEVALUATED_KINDS or unary_op(node) == "&":
+    if is_unevaluated(node) or unary_op(node) == "&":
         return []
     if is_plain_operand(node, unit) and not is_constant(node) and not unit.opaque(node):
         kind = canonical_kind(node)

@@ -17,7 +17,10 @@ and read temporaries only; loops re-run them on every evaluation of the conditio
        if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
-for the label; otherwise both are first stored in temporaries, in order::
+for the label; otherwise both are first stored in temporaries, in order. C leaves the order of
+``e0`` and ``e1`` to the compiler (gcc evaluates ``count + next()`` call first), so sites.py gives
+no labels to a site where that order, or its wrapping in a statement expression, could change
+what the program computes (``order_exposed``)::
 
     ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
        __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));

@@ -1,19 +1,27 @@
 """What a label may read: side-effect freedom, guards against faults, and plain operands.
 
 DESIGN rules 1 and 2. A label reads an expression the original program did not evaluate at that
-point (a short-circuited operand) only if evaluating it cannot fault or be undefined whatever the
-program state: reads of variables, ``.`` members of them, constants, and arithmetic and
+point (a short-circuited operand) only if evaluating it cannot fault, be undefined, read
+uninitialised memory or touch state whatever the program state: reads of variables the program
+has initialised there (``variables``), ``.`` members of them, constants, and arithmetic and
 comparisons over those, where every operation that can be undefined is guarded by a test written
-in C (divisor non-zero and not -1, shift amount in range, signed arithmetic without overflow).
+in C (divisor non-zero and not MIN / -1, shift amount in range, signed arithmetic without overflow).
 Memory reached through a pointer is never read: a null check cannot make a dereference safe
 that the program itself did not perform (dangling pointers, union members holding a non-pointer,
 pointers valid only under the short-circuit condition such as ``p != end && *p``). So ``*p``,
 ``p->f``, ``p[i]``, pointer arithmetic, and subscripts other than a constant index within the
-bound of an array object are refused, as are calls and volatile reads. ``guards`` returns the
+bound of an array object are refused, as are calls, volatile and atomic accesses, and the size of
+a variable-length array (it evaluates its bound, which UBSan checks). ``guards`` returns the
 tests, innermost first, or None when the expression is refused.
+
+Expression kinds are allow-listed: anything this module does not know (``va_arg``, atomic
+builtins, statement expressions, ``a ?: b``: libclang shows several as "unexposed") counts as
+having side effects.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from clang.cindex import Cursor, CursorKind, TypeKind
 
@@ -27,51 +35,76 @@ from .unit import (
     bit_width,
     canonical_kind,
     children,
+    converted,
     strip_implicit,
 )
+
+if TYPE_CHECKING:
+    from .variables import Variables
 
 LITERALS = frozenset({
     CursorKind.INTEGER_LITERAL, CursorKind.FLOATING_LITERAL, CursorKind.CHARACTER_LITERAL,
     CursorKind.STRING_LITERAL, CursorKind.IMAGINARY_LITERAL,
 })
-# Expression kinds that read memory or compute values but never change state by themselves.
+# Expression kinds that read memory or compute values but never change state by themselves
+# (implicit conversions too: ``converted``).
 PURE_KINDS = LITERALS | {
     CursorKind.DECL_REF_EXPR, CursorKind.PAREN_EXPR, CursorKind.UNARY_OPERATOR,
     CursorKind.BINARY_OPERATOR, CursorKind.CONDITIONAL_OPERATOR, CursorKind.CSTYLE_CAST_EXPR,
-    CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR, CursorKind.CXX_UNARY_EXPR,
-    CursorKind.UNEXPOSED_EXPR,
+    CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
 }
-UNEVALUATED_KINDS = frozenset({CursorKind.CXX_UNARY_EXPR})  # sizeof, _Alignof
+SIZE_KINDS = frozenset({CursorKind.CXX_UNARY_EXPR})  # sizeof, _Alignof
+ACCESS_KINDS = frozenset({
+    CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
+    CursorKind.UNARY_OPERATOR,
+})
 
 
-def is_volatile_read(cursor: Cursor) -> bool:
-    return cursor.type.is_volatile_qualified() and cursor.kind in (
-        CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR,
-        CursorKind.UNARY_OPERATOR,
-    )
+def is_unevaluated(cursor: Cursor) -> bool:
+    """``sizeof``/``_Alignof`` with a compile-time value: its operand is not evaluated. The size
+    of a variable-length array is computed at run time from its operand."""
+    return cursor.kind in SIZE_KINDS and constant_value(cursor) is not None
+
+
+def is_shared_read(cursor: Cursor) -> bool:
+    """A volatile or atomic access: reading it is itself an effect (a device register, a
+    synchronisation with other threads), and its value may differ at each read."""
+    if cursor.kind not in ACCESS_KINDS:
+        return False
+    seen = cursor.type
+    if seen.kind in (TypeKind.TYPEDEF, TypeKind.ELABORATED):  # such as atomic_int
+        seen = seen.get_canonical()
+    return seen.kind == TypeKind.ATOMIC or seen.is_volatile_qualified()
+
+
+def changes_state(cursor: Cursor) -> bool:
+    """Does this node itself (its children aside) change state or have an unknown effect?"""
+    if cursor.kind in SIZE_KINDS:
+        return False  # a run-time size evaluates its operand: its children tell
+    if (cursor.kind not in PURE_KINDS and converted(cursor) is None) or is_shared_read(cursor):
+        return True
+    return binary_op(cursor) in ASSIGNING or unary_op(cursor) in INCREMENTING
 
 
 def side_effect_free(cursor: Cursor) -> bool:
-    """No assignment, ++/--, call, statement expression or volatile read anywhere inside."""
-    if cursor.kind in UNEVALUATED_KINDS:
+    """No assignment, ++/--, call, volatile or atomic access, or unknown kind anywhere inside
+    (outside operands that are not evaluated)."""
+    if is_unevaluated(cursor):
         return True
-    if cursor.kind not in PURE_KINDS or is_volatile_read(cursor):
-        return False
-    if binary_op(cursor) in ASSIGNING or unary_op(cursor) in INCREMENTING:
-        return False
-    return all(side_effect_free(child) for child in children(cursor))
+    return not changes_state(cursor) and all(side_effect_free(child) for child in children(cursor))
 
 
 def is_constant(cursor: Cursor) -> bool:
-    """Built only from literals, enumerators and sizeof: its value is known at compile time."""
-    if cursor.kind in UNEVALUATED_KINDS or cursor.kind in LITERALS:
+    """Built only from literals, enumerators and constant sizeof: its value is known at compile
+    time."""
+    if cursor.kind in LITERALS or is_unevaluated(cursor):
         return True
     if cursor.kind == CursorKind.DECL_REF_EXPR:
         ref = cursor.referenced
         return ref is not None and ref.kind == CursorKind.ENUM_CONSTANT_DECL
-    if cursor.kind not in (CursorKind.PAREN_EXPR, CursorKind.UNEXPOSED_EXPR,
-                           CursorKind.CSTYLE_CAST_EXPR, CursorKind.BINARY_OPERATOR,
-                           CursorKind.UNARY_OPERATOR, CursorKind.CONDITIONAL_OPERATOR):
+    if cursor.kind not in (CursorKind.PAREN_EXPR, CursorKind.CSTYLE_CAST_EXPR,
+                           CursorKind.BINARY_OPERATOR, CursorKind.UNARY_OPERATOR,
+                           CursorKind.CONDITIONAL_OPERATOR) and converted(cursor) is None:
         return False
     if unary_op(cursor) in ("*", "&") or binary_op(cursor) in ASSIGNING:
         return False
@@ -93,13 +126,18 @@ def literal_int(cursor: Cursor, unit: Unit) -> int | None:
 
 
 def is_plain_operand(cursor: Cursor, unit: Unit) -> bool:
-    """A variable, literal, or ``.`` member of one: reading it again is free and cannot fault."""
+    """A variable, literal, or ``.`` member of one: reading it again is free and cannot fault,
+    and its text may be copied (``Unit.repeatable``)."""
+    return unit.repeatable(cursor) and _plain(cursor, unit)
+
+
+def _plain(cursor: Cursor, unit: Unit) -> bool:
     node = strip_implicit(cursor)
     if node.kind == CursorKind.PAREN_EXPR:
-        return is_plain_operand(children(node)[0], unit)
+        return _plain(children(node)[0], unit)
     if node.kind in LITERALS - {CursorKind.STRING_LITERAL}:
         return True
-    if is_volatile_read(node):
+    if is_shared_read(node):
         return False
     if node.kind == CursorKind.DECL_REF_EXPR:
         ref = node.referenced
@@ -108,7 +146,7 @@ def is_plain_operand(cursor: Cursor, unit: Unit) -> bool:
     if node.kind == CursorKind.MEMBER_REF_EXPR and not unit.opaque(node):
         kids = children(node)
         return (len(kids) == 1 and kids[0].type.get_canonical().kind != TypeKind.POINTER
-                and is_plain_operand(kids[0], unit))
+                and _plain(kids[0], unit))
     return False
 
 
@@ -135,10 +173,11 @@ def guards(cursor: Cursor, unit: Unit, rename: Rename | None = None) -> list[str
     return list(dict.fromkeys(found))
 
 
-def readable(cursor: Cursor, unit: Unit) -> bool:
+def readable(cursor: Cursor, unit: Unit, variables: Variables) -> bool:
     """May a label evaluate this expression where the original would not have?"""
-    return (side_effect_free(cursor) and unit.flat_text(cursor) is not None
-            and guards(cursor, unit) is not None)
+    return (side_effect_free(cursor) and unit.repeatable(cursor)
+            and unit.flat_text(cursor) is not None and guards(cursor, unit) is not None
+            and variables.initialised_reads(cursor))
 
 
 def _text(cursor: Cursor, unit: Unit, rename: Rename | None) -> str:
@@ -155,8 +194,10 @@ def _inside_macro(cursor: Cursor, unit: Unit) -> bool:
 
 
 def _collect_guards(cursor: Cursor, unit: Unit, found: list[str], rename: Rename | None) -> None:
-    if cursor.kind in UNEVALUATED_KINDS:
-        return
+    if cursor.kind in SIZE_KINDS:
+        if is_unevaluated(cursor):
+            return
+        raise Unguardable("size of a variable-length array: its bound may be non-positive")
     kids = children(cursor)
     for child in kids:
         _collect_guards(child, unit, found, rename)

@@ -5,6 +5,15 @@ qualify. Skipped on purpose, because a statement expression there would not comp
 change meaning: constant-expression contexts (case labels, static or extern locals, declarator
 sizes), unevaluated operands (sizeof, _Alignof, _Generic, typeof, __builtin_constant_p ...),
 asm statements, and code inside macro expansions.
+
+Labels must not change the order in which the compiler evaluates operands the program leaves
+unsequenced (``count + next()`` where ``next()`` changes ``count``: gcc calls first, clang reads
+first). Wrapping a site in a statement expression, or capturing its operands one after the other,
+can change that order (gcc evaluates an operand with side effects first, and a statement
+expression has them). So a site is marked ``order_exposed``, and gets no labels (the driver
+counts them as left out), when its evaluation and that of an operand it is unsequenced with
+could give different results in either order (``variables.Neighbours.clash_with``), or, for a
+binary expression whose operands are captured, when its two operands could.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from .operators import ARITHMETIC, LOGICAL, RELATIONAL
 from .ops import binary_op, unary_op
 from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
+from .variables import Neighbours, Variables
 
 UNEVALUATED_LEADS = frozenset({
     "sizeof", "_Alignof", "__alignof__", "__alignof", "alignof", "_Generic", "typeof",
@@ -31,6 +41,9 @@ COMPILE_TIME_CALLS = frozenset({
 })
 SKIPPED_STATEMENTS = frozenset({CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT})
 LOCAL_STORAGE = frozenset({StorageClass.NONE, StorageClass.AUTO, StorageClass.REGISTER})
+# Operators whose operands are evaluated in a fixed order, or not both.
+SEQUENCED_OPERATORS = frozenset({"&&", "||", ","})
+SEQUENCED_KINDS = frozenset({CursorKind.CONDITIONAL_OPERATOR, CursorKind.StmtExpr})
 BINOP_OPERATORS = frozenset(RELATIONAL + ARITHMETIC)
 
 
@@ -49,6 +62,7 @@ class Binop:
     rhs_literal: int | None  # value of an integer-literal right operand
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
     in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
+    order_exposed: bool = False  # labels here could change evaluation order: none
 
     @property
     def text(self) -> str:
@@ -79,33 +93,39 @@ def find_sites(unit: Unit, only_funcs: frozenset[str]) -> list[Function]:
         function = Function(cursor)
         body = function_body(cursor)
         if body is not None:
-            _Walker(unit, function).statement(body)
+            walker = _Walker(unit, function, Variables(unit, body))
+            walker.statement(body, walker.calm)
         found.append(function)
     return found
 
 
 class _Walker:
-    def __init__(self, unit: Unit, function: Function) -> None:
+    """Finds the sites of one function. ``around``: what the compiler may evaluate before or
+    after an expression, in an order the program leaves to it."""
+
+    def __init__(self, unit: Unit, function: Function, variables: Variables) -> None:
         self.unit = unit
         self.function = function
+        self.variables = variables
+        self.calm = Neighbours(variables)  # a full expression's: nothing
 
-    def statement(self, cursor: Cursor) -> None:
+    def statement(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind in SKIPPED_STATEMENTS or not self.unit.in_main_file(cursor):
             return
         if cursor.kind == CursorKind.CASE_STMT:
-            self.any(children(cursor)[-1])
+            self.any(children(cursor)[-1], around)
         elif cursor.kind == CursorKind.DECL_STMT:
             for decl in children(cursor):
                 self.declaration(decl)
         else:
             for child in children(cursor):
-                self.any(child)
+                self.any(child, around)
 
-    def any(self, cursor: Cursor) -> None:
+    def any(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind.is_expression():
-            self.expression(cursor)
+            self.expression(cursor, around)
         elif cursor.kind.is_statement():
-            self.statement(cursor)
+            self.statement(cursor, around)
 
     def declaration(self, decl: Cursor) -> None:
         """Visit only the initializer of an automatic variable (never sizes or types)."""
@@ -116,9 +136,9 @@ class _Walker:
             return
         for child in children(decl):
             if child.kind.is_expression() and self.unit.span(child)[0] > equals[0].offset:
-                self.expression(child)
+                self.expression(child, self.calm)
 
-    def expression(self, cursor: Cursor) -> None:
+    def expression(self, cursor: Cursor, around: Neighbours) -> None:
         unit = self.unit
         if unit.opaque(cursor) or not unit.in_main_file(cursor):
             return
@@ -129,18 +149,38 @@ class _Walker:
         if cursor.kind == CursorKind.CALL_EXPR and cursor.spelling in COMPILE_TIME_CALLS:
             return
         if self._is_decision_root(cursor):
-            decision = build_decision(cursor, unit)
+            decision = build_decision(cursor, unit, self.variables)
             if decision is not None:
                 if not all(is_constant(a.cursor) for a in decision.atoms):
+                    decision.order_exposed = around.clash_with(cursor)
                     self.function.decisions.append(decision)
                 for atom in decision.atoms:
-                    self.expression(atom.cursor)
+                    self.expression(atom.cursor, around)
                 return
-        binop = self._binop(cursor)
+        binop = self._binop(cursor, around)
         if binop is not None:
             self.function.binops.append(binop)
-        for child in children(cursor):
-            self.any(child)  # a GNU statement expression holds statements
+        for child, child_around in self._operands(cursor, around):
+            self.any(child, child_around)  # a GNU statement expression holds statements
+
+    def _operands(self, cursor: Cursor, around: Neighbours) -> list[tuple[Cursor, Neighbours]]:
+        """Each child, with what may be evaluated around it: for the operands of an operator
+        that leaves their order to the compiler, also the other operands (of ``=``, only what
+        locates the object assigned)."""
+        kids = children(cursor)
+        if len(kids) < 2:
+            return [(kid, around) for kid in kids]
+        positions = [i for i, kid in enumerate(kids) if kid.kind.is_expression()]
+        op = binary_op(cursor)
+        if len(positions) < 2 or op in SEQUENCED_OPERATORS or cursor.kind in SEQUENCED_KINDS:
+            return [(kid, around) for kid in kids]
+        evaluated = [self.variables.place(kids[i]) if op == "=" and n == 0 else [kids[i]]
+                     for n, i in enumerate(positions)]
+        arounds = [around] * len(kids)
+        for n, i in enumerate(positions):
+            others = [value for m, values in enumerate(evaluated) if m != n for value in values]
+            arounds[i] = Neighbours(self.variables, others, around)
+        return list(zip(kids, arounds))
 
     def _is_decision_root(self, cursor: Cursor) -> bool:
         node = cursor
@@ -155,7 +195,7 @@ class _Walker:
                 continue
             return False
 
-    def _binop(self, cursor: Cursor) -> Binop | None:
+    def _binop(self, cursor: Cursor, around: Neighbours) -> Binop | None:
         op = binary_op(cursor)
         if cursor.kind != CursorKind.BINARY_OPERATOR or op not in BINOP_OPERATORS:
             return None
@@ -169,11 +209,13 @@ class _Walker:
         kinds = canonical_kind(lhs), canonical_kind(rhs)
         if not all(_scalar(kind) for kind in kinds):
             return None
-        return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text,
-                     is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit),
+        plain = is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit)
+        order_exposed = around.clash_with(cursor) or (  # or captured one after the other:
+            not plain and Neighbours(self.variables, [lhs]).clash_with(rhs))
+        return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, plain,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit),
                      (is_constant(lhs), is_constant(rhs)),
-                     (in_register(kinds[0]), in_register(kinds[1])))
+                     (in_register(kinds[0]), in_register(kinds[1])), order_exposed)
 
 
 def _scalar(kind: TypeKind) -> bool:

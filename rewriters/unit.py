@@ -85,6 +85,9 @@ class ParseError(RuntimeError):
     """libclang could not produce a usable AST (fatal errors in the file)."""
 
 
+# Predefined macros that expand to something else at each use.
+PER_USE_MACROS = frozenset({"__COUNTER__", "__LINE__"})
+
 # start offset of a sub-expression -> (its end offset, the name written instead of its tokens)
 Rename = dict[int, tuple[int, str]]
 
@@ -120,6 +123,7 @@ class Unit:
             raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
                                        for d in fatal[:5]))
         self._locations: dict[bytes, tuple[int, int, bool]] = {}
+        self._per_use: dict[str, bool] = {}  # macro name -> expands to a PER_USE_MACROS one
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
         self._top_level = children(self.tu.cursor)  # walked twice; costly to list
         self._macro_starts, self._macro_ends = _outermost(
@@ -223,6 +227,46 @@ class Unit:
             else:
                 spellings.append(tok.spelling)
         return join_tokens(spellings)
+
+    def repeatable(self, cursor: Cursor) -> bool:
+        """May the node's text be written a second time, for a label, meaning the same? Not
+        when it expands a macro whose value changes with each expansion: a copy of
+        ``__COUNTER__`` counts once more (the program's own later values shift), and a copy of
+        ``__LINE__`` takes the copy's line."""
+        start, end = self.span(cursor)
+        if not self.touches_macro(start, end):  # the main file's macro invocations, builtins too
+            return True
+        return not any(tok.kind == TokenKind.IDENTIFIER and self._changes_per_use(tok.spelling)
+                       for tok in self.tokens_in(start, end))
+
+    def _changes_per_use(self, name: str) -> bool:
+        """Does ``name`` expand, directly or through other macros, to one of PER_USE_MACROS?
+        A search over the macro definitions: if it finds none, nothing it reached does either."""
+        known = self._per_use.get(name)
+        if known is not None:
+            return known
+        seen = {name}
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            if current in PER_USE_MACROS or self._per_use.get(current):
+                self._per_use[name] = True
+                return True
+            for definition in self._macro_definitions.get(current, ()):
+                for tok in definition.get_tokens():
+                    if tok.kind == TokenKind.IDENTIFIER and tok.spelling not in seen:
+                        seen.add(tok.spelling)
+                        pending.append(tok.spelling)
+        self._per_use.update(dict.fromkeys(seen, False))
+        return False
+
+    @cached_property
+    def _macro_definitions(self) -> dict[str, list[Cursor]]:
+        found: dict[str, list[Cursor]] = {}
+        for cursor in self._top_level:
+            if cursor.kind == CursorKind.MACRO_DEFINITION:
+                found.setdefault(cursor.spelling, []).append(cursor)
+        return found
 
     def first_token(self, cursor: Cursor) -> str:
         """The spelling of the node's first token ("" if none), without slicing out all of its
@@ -341,13 +385,21 @@ def function_body(function: Cursor) -> Cursor | None:
     return next((c for c in children(function) if c.kind == CursorKind.COMPOUND_STMT), None)
 
 
+def converted(cursor: Cursor) -> Cursor | None:
+    """The operand of an implicit conversion, else None. libclang shows a conversion as an
+    UNEXPOSED_EXPR spanning exactly its one child; the other nodes it shows that way
+    (``va_arg``, atomic builtins, ``a ?: b``, ...) span their own tokens or have several
+    children."""
+    if cursor.kind != CursorKind.UNEXPOSED_EXPR:
+        return None
+    kids = children(cursor)
+    return kids[0] if len(kids) == 1 and cursor.extent == kids[0].extent else None
+
+
 def strip_implicit(cursor: Cursor) -> Cursor:
-    """Skip implicit-cast wrappers (libclang shows them as UNEXPOSED_EXPR with one child)."""
-    while cursor.kind == CursorKind.UNEXPOSED_EXPR:
-        kids = children(cursor)
-        if len(kids) != 1 or cursor.extent != kids[0].extent:
-            break
-        cursor = kids[0]
+    """Skip implicit conversions."""
+    while (operand := converted(cursor)) is not None:
+        cursor = operand
     return cursor
 
 

@@ -74,9 +74,12 @@ def test_skipped_memory_reads_are_left_out(tmp_path, case):
 
 
 def test_skipped_scalar_reads_are_still_speculated(tmp_path):
-    code = ("struct pair { int a, b; };\nint t[4];\n"
-            "int f(const char *p, const char *end, struct pair s, int n) {\n"
-            "  return p == end || (s.a > n && t[3] != s.b);\n}\n")
+    """Parameters, and members and elements of const objects (test_label_reads.py: which
+    variables hold a value on every path)."""
+    code = ("struct pair { int a, b; };\nconst int t[4] = {1, 2, 3, 4};\n"
+            "static const struct pair s = {5, 6};\n"
+            "int f(const char *p, const char *end, int a, int n) {\n"
+            "  return p == end || (a > n && t[3] != s.b);\n}\n")
     annotation = annotate_code(tmp_path, code, MCC_COR)
     assert annotation.left_out == 0 and len(annotation.labels) == 4 + 6
 
