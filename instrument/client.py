@@ -118,6 +118,19 @@ def forward(argv: list[str], path: str) -> int | None:
     return STATUS.unpack(reply)[0]
 
 
+def end_by_signal(signo: int) -> None:
+    """End this process by the signal that ended the command, so that make and shells report
+    it as they would without the server. SIGKILL and SIGSTOP keep their default action (setting
+    it fails); a signal whose default is to be ignored returns, and the caller exits."""
+    try:
+        _signal.signal(signo, _signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.kill(os.getpid(), signo)
+
+
 def start_server(path: str) -> None:
     """Start a server in the background for the next commands (one wins if several try)."""
     import subprocess
@@ -132,9 +145,8 @@ def main() -> None:
         if len(path.encode()) < SOCKET_PATH_MAX and private_dir(os.path.dirname(path)):
             status = forward(sys.argv, path)
             if status is not None:
-                if status < 0:  # end the same way, so that make and shells report it
-                    _signal.signal(-status, _signal.SIG_DFL)
-                    os.kill(os.getpid(), -status)
+                if status < 0:
+                    end_by_signal(-status)
                     status = 128 - status
                 os._exit(status & 0xFF)
             start_server(path)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -99,6 +100,14 @@ class LabelledUnit:
     left_out: int = 0
 
 
+@dataclass(frozen=True)
+class UnlabelledUnit:
+    """A source built without labels because its labelled code did not compile."""
+
+    source: str
+    reason: str  # the compiler's first error line
+
+
 def unit_id(path: str, text: str) -> int:
     digest = hashlib.blake2b(f"{os.path.abspath(path)}\0{text}".encode(errors="surrogateescape"),
                              digest_size=4).digest()
@@ -120,9 +129,22 @@ def _label_macros(records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# __BASE_FILE__ names the file the compiler was given (gcc ignores #line for it): the original.
+_BASE_FILE_WARNINGS = ("-Wbuiltin-macro-redefined", "-Wunused-macros", "-Wreserved-id-macro",
+                       "-Wreserved-macro-identifier")
+
+
+def _base_file(source: str) -> str:
+    ignored = "".join(f'#pragma GCC diagnostic ignored "{w}"\n' for w in _BASE_FILE_WARNINGS)
+    return ("#pragma GCC diagnostic push\n" + ignored +
+            f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
+            "#pragma GCC diagnostic pop\n")
+
+
 def preamble(uid: int, source: str, records: list[dict]) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
-    source as the compiler was given it (so __FILE__ and diagnostics are unchanged)."""
+    source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
+    ``__BASE_FILE__`` is the source's name too."""
     count = len(records)
     start = f"__start_{LABEL_SECTION}"  # the linker's symbol for the section's first byte
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
@@ -132,7 +154,7 @@ def preamble(uid: int, source: str, records: list[dict]) -> str:
     asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
     return (
-        "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() +
+        "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
         f'extern unsigned char {start}[] __attribute__((weak, visibility("hidden")));\n'
         f'__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = {start};\n'
         f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count}] "
@@ -153,8 +175,10 @@ class LabelBuilder:
     """Annotates the selected C sources of one command into a private directory."""
 
     def __init__(self, label_options, selection: Selection, macros: list[str],
-                 verbose: bool = False, pruner=None, keep_dir: str | None = None) -> None:
+                 verbose: bool = False, pruner=None, keep_dir: str | None = None,
+                 labels_required: bool = False) -> None:
         self.label_options = label_options
+        self.labels_required = labels_required  # a unit that cannot have labels fails
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.selection = selection
         self.macros = macros
@@ -162,6 +186,7 @@ class LabelBuilder:
         self.keep_dir = keep_dir  # --keep-annotated: a copy of every annotated unit goes here
         self.workdir = tempfile.mkdtemp(prefix="ffcc-labels-")
         self.units: list[LabelledUnit] = []
+        self.unlabelled: list[UnlabelledUnit] = []  # built without labels, with the reason
 
     def annotate(self, source: Source, flags: list[str]) -> LabelledUnit | None:
         """Write the annotated copy of one source; None when it gets no labels.
@@ -192,6 +217,7 @@ class LabelBuilder:
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
             out.write(preamble(uid, source.path, records) + result.text)
+        _copy_times(source.path, annotated)
         if self.keep_dir:
             kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))
             os.makedirs(os.path.dirname(kept), exist_ok=True)
@@ -207,16 +233,17 @@ class LabelBuilder:
                   f"{unit.left_out} left out", file=sys.stderr)
         return unit
 
-    def rewrite_argv(self, argv: list[str], command: CompilerCommand) -> list[str]:
-        """Swap each labelled source for its annotated copy; quote includes still find
-        the original directory first, as they would from the original file."""
+    def annotate_command(self, command: CompilerCommand) -> list[LabelledUnit]:
+        """The labelled units of one command's sources (those that got labels)."""
         flags = parse_flags(command)
-        annotated = {}
-        for source in command.sources:
-            unit = self.annotate(source, flags)
-            if unit is not None:
-                annotated[source.path] = unit.annotated
-        return labelled_argv(argv, annotated) if annotated else argv
+        units = (self.annotate(source, flags) for source in command.sources)
+        return [unit for unit in units if unit is not None]
+
+    def without_labels(self, units: list[LabelledUnit], reason: str) -> None:
+        """Record that ``units`` were built from their original sources."""
+        for unit in units:
+            self.units.remove(unit)
+            self.unlabelled.append(UnlabelledUnit(unit.source, reason))
 
     def fix_dependency_files(self, paths: list[str]) -> None:
         """Make -MD output name the original sources, not the annotated copies."""
@@ -235,13 +262,21 @@ class LabelBuilder:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def _copy_times(source: str, copy: str) -> None:
+    """Give ``copy`` the times of ``source``: __TIMESTAMP__ is the compiled file's mtime."""
+    times = os.stat(source)
+    os.utime(copy, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
 def compile_with_labels(argv: list[str], command: CompilerCommand, builder: LabelBuilder,
                         verbose: bool) -> int:
-    """Run one backend command with annotated sources; fall back to the original
-    sources (with a warning) if the annotated ones do not compile."""
-    labelled = builder.rewrite_argv(argv, command)
-    if labelled is argv:
+    """Run one backend command with annotated sources.  If they do not compile, the command
+    fails with one line naming the first error (``--labels-required``), or runs again on the
+    original sources with a warning, and the builder records which units have no labels."""
+    units = builder.annotate_command(command)
+    if not units:
         return subprocess.run(argv).returncode
+    labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
     if verbose:
         print("ffcc: " + " ".join(labelled), file=sys.stderr)
     trial = subprocess.run(labelled, capture_output=True)
@@ -250,15 +285,31 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
         sys.stderr.buffer.write(trial.stderr)
         builder.fix_dependency_files(dependency_outputs(command))
         return 0
+    sources = ", ".join(unit.source for unit in units)
+    reason = first_error(trial.stderr)
+    if builder.labels_required:
+        builder.without_labels(units, reason)
+        print(f"ffcc: error: {sources}: labelled code does not compile "
+              f"(--labels-required): {reason}", file=sys.stderr)
+        return trial.returncode
     original = subprocess.run(argv, capture_output=True)
     sys.stdout.buffer.write(original.stdout)
     sys.stderr.buffer.write(original.stderr)
     if original.returncode == 0:
-        print("ffcc: warning: labelled code did not compile; built "
-              f"{', '.join(u.source for u in builder.units)} without labels "
-              "(please report this)", file=sys.stderr)
-        builder.units.clear()
+        builder.without_labels(units, reason)
+        print(f"ffcc: warning: {sources}: built without labels, as the labelled code does not "
+              f"compile: {reason} (--labels-required makes this an error)", file=sys.stderr)
     return original.returncode
+
+
+_ERROR = re.compile(r"\berror:")
+
+
+def first_error(stderr: bytes) -> str:
+    """The compiler's first error line (else its first line): why labelled code failed."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if _ERROR.search(line)]
+    return (errors or lines or ["the compiler gave no message"])[0]
 
 
 def _note_bounded(source: str, bounded: list[BoundedDecision]) -> None:

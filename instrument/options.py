@@ -56,6 +56,8 @@ class FfccOptions:
     verbose: bool = False
     compiler_args: list[str] = field(default_factory=list)
 
+    labels_required: bool = False  # a unit whose labelled code does not compile is an error
+
     @property
     def wants_labels(self) -> bool:
         return self.mcc or bool(self.wm_ops)
@@ -140,6 +142,7 @@ FFCC_OPTIONS = {
     "allowlist": (_VALUE, _set("allowlist")),
     "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
     "keep-annotated": (_VALUE, _set("keep_annotated")),
+    "labels-required": (_FLAG, _set("labels_required", lambda v: True)),
     "prune": (_OPTIONAL, _prune),
     "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
     "estimate": (_FLAG, _set("estimate", lambda v: True)),
@@ -218,6 +221,8 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --estimate         estimate label counts per file, build nothing
   --keep-annotated=DIR  keep a copy of every annotated source ffcc compiles in DIR
                      (DIR/<absolute source path>), to read or diff the labels
+  --labels-required  fail when a file's labelled code does not compile (by
+                     default it is built without labels, with a warning)
   --ffcc-verbose     print the commands ffcc runs
   --help             this text
 

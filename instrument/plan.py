@@ -18,6 +18,7 @@ compiler itself is chosen in toolchain.py.  One function per purpose:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -227,6 +228,7 @@ def preprocess_argv(compiler: str, compile_args: Sequence[str], source: str,
                     marked: str) -> list[str]:
     """The preprocessor on ``marked`` (a copy of ``source`` with its macro invocations
     marked), to stdout without line markers or warnings; quoted includes search the
-    directory of ``source`` first."""
+    directory of ``source`` first, and ``__BASE_FILE__`` is ``source`` (gcc would name the
+    copy; -w silences the redefinition)."""
     return [compiler, "-E", "-P", "-w", "-x", "c", *compile_args, "-iquote", quote_dir(source),
-            marked, "-o", "-"]
+            f"-D__BASE_FILE__={json.dumps(source)}", marked, "-o", "-"]

@@ -3,7 +3,9 @@
 Each source is compiled to build/obj/, in parallel, then linked into
 build/<name>, whose label database is build/<name>.labels.jsonl;
 build/ffcc-build.json records how, for the steps that come later (pruning,
-fuzzing); a pruned build also writes build/ffcc-prune.json (prune_report.py).
+fuzzing), and which sources were built without labels because their labelled
+code did not compile ("unlabelled", with the compiler's first error line); a
+pruned build also writes build/ffcc-prune.json (prune_report.py).
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         "cwd": os.getcwd(),
         "label_options": label_words or [],
         "pruned": builder.pruner.method if builder is not None and builder.pruner else None,
+        "unlabelled": [{"source": os.path.abspath(unit.source), "reason": unit.reason}
+                       for unit in _unlabelled(builder)],
     }, indent=2) + "\n")
     return program
 
@@ -126,3 +130,17 @@ def _report_labels(builder, total: int) -> None:
         print(f"ffcc: {unit.source}: {unit.label_count} labels ({kinds}), "
               f"{unit.left_out} left out", file=sys.stderr)
     print(f"ffcc: {total} labels in the program", file=sys.stderr)
+    unlabelled = _unlabelled(builder)
+    for unit in unlabelled:
+        print(f"ffcc: warning: {unit.source}: built without labels: {unit.reason}",
+              file=sys.stderr)
+    if unlabelled:
+        print(f"ffcc: warning: {len(unlabelled)} of "
+              f"{len(unlabelled) + len(builder.units)} labelled files were built without "
+              "labels, as their labelled code does not compile (--labels-required makes "
+              "this an error)", file=sys.stderr)
+
+
+def _unlabelled(builder) -> list:
+    """The builder's units built without labels, in source order (none without a builder)."""
+    return sorted(builder.unlabelled, key=lambda u: u.source) if builder is not None else []

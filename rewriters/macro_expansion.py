@@ -152,6 +152,8 @@ class _Preprocessor:
             marked = os.path.join(tmp, os.path.basename(self.path))
             with open(marked, "wb") as out:
                 out.write(b"".join(pieces))
+            times = os.stat(self.path)  # __TIMESTAMP__ is the preprocessed file's mtime
+            os.utime(marked, ns=(times.st_atime_ns, times.st_mtime_ns))
             try:
                 done = subprocess.run(self.command(self.compile_args, self.path, marked),
                                       capture_output=True, timeout=_PREPROCESS_SECONDS)

@@ -143,6 +143,19 @@ def test_exit_status_and_signals_reach_the_client(tmp_path, private_server, sign
         "the backend outlived its client"
 
 
+@pytest.mark.parametrize("signo", [signal.SIGKILL, signal.SIGTERM])
+def test_a_signal_that_ends_the_command_ends_its_client(tmp_path, private_server, signo):
+    """The out-of-memory killer's SIGKILL too, which a process cannot set a handler for: the
+    client re-raises it, with no traceback."""
+    dies = recorder(tmp_path, 'case " $* " in *" --version "*) exit 0;; esac; '
+                    f"kill -{int(signo)} $$")
+    env = {"FFCC_CC": str(dies)}
+    assert run(["-E", "x.c"], tmp_path, env).returncode == -signo  # runs here, starts a server
+    wait_for_server(private_server)
+    done = run(["-E", "x.c"], tmp_path, env)
+    assert (done.returncode, done.stderr) == (-signo, b"")
+
+
 def test_stale_socket_is_replaced(tmp_path, private_server):
     private_server.parent.mkdir(mode=0o700, exist_ok=True)
     with socket.socket(socket.AF_UNIX) as dead:

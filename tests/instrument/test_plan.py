@@ -142,4 +142,5 @@ def test_analysis_compiles_read_stdin_with_the_units_preprocessor_flags():
 def test_macro_expansion_preprocesses_the_marked_copy_to_stdout():
     assert preprocess_argv("/usr/bin/clang", ["-DX", "-Iinc"], "src/a.c", "/tmp/m/a.c") == [
         "/usr/bin/clang", "-E", "-P", "-w", "-x", "c", "-DX", "-Iinc",
-        "-iquote", str(Path("src").resolve()), "/tmp/m/a.c", "-o", "-"]
+        "-iquote", str(Path("src").resolve()), '-D__BASE_FILE__="src/a.c"', "/tmp/m/a.c",
+        "-o", "-"]
