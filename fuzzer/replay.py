@@ -98,15 +98,17 @@ class TraceCache:
     def load(self) -> None:
         if not self.path.exists():
             return
-        with np.load(self.path, allow_pickle=False) as stored:
-            if str(stored["identity"]) != self.identity:
-                return
-            self.map_size = int(stored["map_size"])
-            bounds = np.concatenate(([0], np.cumsum(stored["lengths"])))
-            for i, (test_id, size, status) in enumerate(zip(stored["names"], stored["sizes"],
-                                                            stored["statuses"])):
-                self.traces[str(test_id), int(size)] = Trace(
-                    RunStatus(int(status)), stored["indices"][bounds[i]:bounds[i + 1]])
+        with np.load(self.path, allow_pickle=False) as npz:
+            stored = {name: npz[name] for name in npz.files}  # each read decompresses
+        if str(stored["identity"]) != self.identity:
+            return
+        self.map_size = int(stored["map_size"])
+        bounds = np.concatenate(([0], np.cumsum(stored["lengths"])))
+        indices = stored["indices"]
+        for i, (test_id, size, status) in enumerate(zip(stored["names"], stored["sizes"],
+                                                        stored["statuses"])):
+            self.traces[str(test_id), int(size)] = Trace(RunStatus(int(status)),
+                                                         indices[bounds[i]:bounds[i + 1]])
 
     def save(self) -> None:
         keys = list(self.traces)

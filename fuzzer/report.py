@@ -50,8 +50,9 @@ def output_dir(path: Path) -> OutputDir:
 
 def campaign_target(outdir: OutputDir, argv: tuple[str, ...] = (),
                     timeout_ms: int | None = None) -> Target:
-    """The target the campaign ran (its cmdline) unless ``argv`` names one, with the
-    campaign's timeout unless ``timeout_ms`` is given."""
+    """The target the campaign ran (its cmdline) unless ``argv`` names one.  Unless
+    ``timeout_ms`` is given, inputs get the campaign's timeout but at least a second, as
+    afl-showmap gives them: a busy machine must not cut a queue entry's trace short."""
     if not argv:
         try:
             argv = tuple((outdir.root / "cmdline").read_text().splitlines())
@@ -64,8 +65,8 @@ def campaign_target(outdir: OutputDir, argv: tuple[str, ...] = (),
                               f"this where the campaign ran, or give the target after --")
     check_target(Path(argv[0]))
     stats_timeout = outdir.previous_stats().get("exec_timeout", "")
-    timeout = timeout_ms or (int(stats_timeout) if stats_timeout.isdigit() else DEFAULT_TIMEOUT_MS)
-    return Target(TargetCommand(argv), timeout)
+    campaign_timeout = int(stats_timeout) if stats_timeout.isdigit() else 0
+    return Target(TargetCommand(argv), timeout_ms or max(campaign_timeout, DEFAULT_TIMEOUT_MS))
 
 
 def label_database(target: Target) -> LabelDatabase | None:

@@ -37,7 +37,7 @@ WIDE = 120
 @click.option("--edges-binary", type=click.Path(path_type=Path),
               help="An unlabelled build of the target: count the original program's edges on it.")
 @click.option("-t", "timeout_ms", type=click.IntRange(min=5),
-              help="Timeout per input in ms (default: the campaign's).")
+              help="Timeout per input in ms (default: the campaign's, at least 1000).")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 def report_command(out: Path, report_dir: Path | None, edges_binary: Path | None,
                    timeout_ms: int | None, target: tuple[str, ...]) -> None:
@@ -54,7 +54,7 @@ def report_command(out: Path, report_dir: Path | None, edges_binary: Path | None
     written = write_report(report, outdir, directory)
     console.print(f"report in {directory}: "
                   + ", ".join(str(path.relative_to(directory)) for path in written)
-                  + f"\nopen {directory / 'index.html'} in a browser", highlight=False)
+                  + f"\nopen {directory / 'index.html'} in a browser", highlight=False, markup=False)
 
 
 @click.command(context_settings=SETTINGS)

@@ -1,8 +1,10 @@
 """The terminal summary of `ffuzz report`: rich tables of labels covered, then the scores.
 
 Tables: labels per criterion and operator, per file and function (total, covered, pruned as
-infeasible or trivial, uncovered), MCC combinations per decision; then the weak-mutation score
-(killed / (total - pruned)), the edges covered, and what was replayed.
+infeasible or trivial, uncovered), MCC combinations per decision (source text escaped: ``a[i]``
+is not rich markup); then the weak-mutation score
+(killed / (total - pruned)), the edges covered, and what was replayed (with the saved crashes
+and hangs that no longer crash or hang).
 """
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ffcc.fuzzer.executor import RunStatus
 from ffcc.fuzzer.label_coverage import (
     FAULT_KINDS,
     Counts,
@@ -25,6 +29,7 @@ from ffcc.fuzzer.replay import KINDS
 from ffcc.fuzzer.report import CampaignReport
 from ffcc.fuzzer.stryker import project_root
 
+FAULT_STATUS = {"crashes": RunStatus.CRASH, "hangs": RunStatus.TIMEOUT}  # what each did when saved
 COUNT_COLUMNS = ("labels", "covered", "infeasible", "trivial", "uncovered", "%")
 
 
@@ -48,11 +53,11 @@ def _table(title: str, key: str) -> Table:
 def _add_groups(table: Table, labels: list[LabelResult], key: Callable[[LabelResult], Hashable],
                 total_name: str) -> None:
     """A bold row for all ``labels``, then one per group by ``key`` (unless there is one)."""
-    table.add_row(f"[bold]{total_name}[/]",
+    table.add_row(f"[bold]{escape(total_name)}[/]",
                   *(f"[bold]{cell}[/]" for cell in _count_cells(count(labels))))
     groups = grouped(labels, key)
     for name, group in sorted(groups.items()) if len(groups) > 1 else ():
-        table.add_row(f"  {name}", *_count_cells(count(group)))
+        table.add_row(f"  {escape(str(name))}", *_count_cells(count(group)))
     table.add_section()
 
 
@@ -82,7 +87,7 @@ def decision_table(labels: list[LabelResult]) -> Table | None:
                          else "left")
     for (path, line, column, original), group in grouped(mcc, decision_of).items():
         counts = count(group)
-        table.add_row(f"{Path(path).name}:{line}:{column}", original, str(counts.goals),
+        table.add_row(escape(f"{Path(path).name}:{line}:{column}"), escape(original), str(counts.goals),
                       str(counts.covered), str(counts.infeasible + counts.trivial))
     return table
 
@@ -103,6 +108,11 @@ def score_lines(report: CampaignReport) -> list[str]:
     lines.append(f"edges: {edges.found} of {edges.total} map bytes of {edges.measured} "
                  f"({_percent(100.0 * edges.found / edges.total if edges.total else None)}%)")
     lines.append(f"labels covered only by {' or '.join(FAULT_KINDS)}: {only_faults}")
+    changed = [saved.test_id for saved in report.inputs if saved.kind in FAULT_STATUS
+               and report.replay.traces[saved.test_id].status != FAULT_STATUS[saved.kind]]
+    if changed:
+        lines.append(f"{len(changed)} saved crashes or hangs did not crash or hang when replayed, "
+                     f"e.g. {changed[0]}")
     lines.append(f"replayed {report.replay.replayed} new of {len(report.inputs)} saved inputs ("
                  + ", ".join(f"{number} {kind}" for kind, number in per_kind.items())
                  + f") in {report.replay_seconds:.2f} s")
@@ -116,4 +126,4 @@ def print_summary(report: CampaignReport, console: Console) -> None:
     if decisions is not None:
         console.print(decisions)
     for line in score_lines(report):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, markup=False)

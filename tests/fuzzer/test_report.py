@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 from fuzz_targets import ffuzz_env
 from helpers import REPO, ffcc, have, sample_sources
+from rich.console import Console
 
+from ffcc.fuzzer.label_coverage import LabelResult
 from ffcc.fuzzer.mutants import describe
+from ffcc.fuzzer.report_summary import decision_table
 from ffcc.runtime.abi import label_region_start, read_label_db
 
 SCHEMA = Path(__file__).parent / "data" / "mutation-testing-report-schema.json"
@@ -231,3 +234,13 @@ def test_fuzzing_command_line_is_unchanged():
 ])
 def test_mutated_text_is_rebuilt_from_the_record(record, replacement):
     assert describe(record).replacement == replacement
+
+
+def test_source_text_in_the_summary_is_not_markup():
+    records = [{"id": i, "slot": 12 + i, "file": "/src/a.c", "criterion": "mcc", "operator": "mcc",
+                "line": 3, "column": 7, "function": "f", "original": "a[i] && b[i]",
+                "predicate": "x"} for i in range(2)]
+    console = Console(record=True, width=120)
+    console.print(decision_table([LabelResult(record, i, None, False)
+                                  for i, record in enumerate(records)]))
+    assert "a[i] && b[i]" in console.export_text()
