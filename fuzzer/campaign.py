@@ -4,10 +4,13 @@ The scheduler decides what to fuzz (it owns the walk over the queue), the
 stages how, the executor runs the target; the campaign owns the queue, the
 output directory and the clock.  Everything found is written (atomically)
 before the stage makes its next child, so a SIGKILL loses at most the
-executions in flight.
+executions in flight; what is not a file of its own (hit counts, each entry's
+history, the queue walk) is saved with the stats at every STATS_INTERVAL and
+at exit (state.py), so a resumed campaign (-i -) goes on where it was.
 """
 from __future__ import annotations
 
+import errno
 import random
 import shlex
 import signal
@@ -17,26 +20,34 @@ from pathlib import Path
 import numpy as np
 
 from ffcc.fuzzer import stages
+from ffcc.fuzzer import state as saved_state
+from ffcc.fuzzer.calibration import calibrate, confirm_hang
 from ffcc.fuzzer.config import Config
-from ffcc.fuzzer.energy import SPLICE_CYCLES, havoc_budget, performance_score, splice_budget
+from ffcc.fuzzer.energy import (
+    SPLICE_CYCLES,
+    havoc_block_level,
+    havoc_budget,
+    performance_score,
+    splice_budget,
+)
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import Executor, Finding, FindingKind, RunStatus
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.mask import empty_mask
-from ffcc.fuzzer.outdir import CRASH_README, OutputDir
-from ffcc.fuzzer.queue import Queue, QueueEntry
+from ffcc.fuzzer.outdir import CRASH_README, OutputDir, QueueFile, parent_id
+from ffcc.fuzzer.queue import Focus, Queue, QueueEntry
 from ffcc.fuzzer.scheduler import Scheduler, Selection, queue_hits
 from ffcc.fuzzer.seeds import auto_timeout_ms
 from ffcc.fuzzer.shadow import LOG_NAME, ShadowRow, append_row
+from ffcc.fuzzer.state import CampaignState, EntryRecord
 from ffcc.fuzzer.stats import Progress, Snapshot, append_plot, snapshot, write_fuzzer_stats
 from ffcc.fuzzer.status import Status
 from ffcc.runtime.files import write_atomic
 
-SEED_CALIBRATION_RUNS = 4
-FIND_CALIBRATION_RUNS = 3
 STATS_INTERVAL = 5.0
+CHECKPOINT_SHARE = 50  # a checkpoint may take 1/50 of the time between two
 STATUS_INTERVAL = 0.25
-SMALL_BLOCKS_SECONDS = 600
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 class Campaign:
@@ -55,6 +66,7 @@ class Campaign:
         self.queue = Queue(executor.map_size)
         self.progress = Progress()
         self.stop_requested = False
+        self._loaded = False  # the queue is complete: checkpoints may replace the state file
         self._next_status = 0.0
         self._next_stats = 0.0
         self._edge_end = edge_region_end(labels, executor.map_size)
@@ -65,39 +77,48 @@ class Campaign:
     # -- the loop ----------------------------------------------------------
 
     def run(self, seeds: list[tuple[Path, bytes]] | None) -> None:
-        """Fuzz from these seeds, or (None) resume the output directory."""
+        """Fuzz from these seeds, or (None) resume the output directory.  A full disk
+        ends the campaign with a one-line error; what it saved before stays resumable."""
         previous = {sig: signal.signal(sig, self._request_stop)
                     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         try:
-            if seeds is None:
-                self.resume()
-            else:
-                self.load_seeds(seeds)
-            self.status.message(f"random seed {self.config.seed} (--seed to repeat), "
-                                f"schedule {self.scheduler.name}, map {self.executor.map_size} "
-                                f"bytes, timeout {self.executor.timeout_ms} ms")
-            self.write_stats()
-            while not self.stopping():
-                selection = self.scheduler.next(self.queue, self.queue_hits(), self.rng)
-                if selection is not None:
-                    self.fuzz_one(selection)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            self.write_stats()
+            try:
+                self.fuzz(seeds)
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+                if self._loaded:
+                    self.checkpoint()
+        except OSError as exc:
+            if exc.errno not in NO_SPACE:
+                raise
+            raise FuzzerError(f"no space left to write {exc.filename or self.outdir.root}: "
+                              "what was saved before is kept; make room, then resume with "
+                              "-i -") from None
+
+    def fuzz(self, seeds: list[tuple[Path, bytes]] | None) -> None:
+        """Load the queue, then pick an entry and run its stages until told to stop."""
+        if seeds is None:
+            self.resume()
+        else:
+            self.load_seeds(seeds)
+        self._loaded = True
+        self.status.message(f"random seed {self.config.seed} (--seed to repeat), "
+                            f"schedule {self.scheduler.name}, map {self.executor.map_size} "
+                            f"bytes, timeout {self.executor.timeout_ms} ms")
+        self.checkpoint()
+        while not self.stopping():
+            selection = self.scheduler.next(self.queue, self.queue_hits(), self.rng)
+            if selection is not None:
+                self.fuzz_one(selection)
 
     def _request_stop(self, signum: int, frame: object) -> None:
         self.stop_requested = True
 
     @property
     def block_level(self) -> int:
-        """Havoc inserts, overwrites and deletes blocks of at most 32 bytes for the first
-        ten minutes (as AFL++ 4 does) and while cycles find entries; each cycle in a row
-        without a new entry allows larger ones.  Small blocks keep children small and fast;
-        larger ones are for when small changes have stopped finding anything."""
-        if time.time() - self.progress.started < SMALL_BLOCKS_SECONDS:
-            return 1
-        return 1 + self.scheduler.cursor.stalled_cycles
+        return havoc_block_level(time.time() - self.progress.started,
+                                 self.scheduler.cursor.stalled_cycles)
 
     def fuzz_one(self, selection: Selection) -> None:
         """AFL's fuzz_one with FairFuzz's target and mask: trim, mask, deterministic stages
@@ -105,13 +126,14 @@ class Campaign:
         entry, target, cfg = selection.entry, selection.target, self.config
         self.progress.current = selection
         if not entry.trimmed:
-            self.trim(entry, target if cfg.target_trim else None)
-        mask = None
-        if selection.use_mask and target is not None:
-            mask = self.target_mask(entry, target)
-            if mask is None:
+            self.trim(entry)
+        data, mask = entry.data, None
+        if target is not None and (selection.use_mask or cfg.target_trim):
+            focus = self.focus(entry, target, selection.use_mask)
+            if focus is None:
                 return
-            if not mask.any():  # every probe lost the target: nothing to mutate towards it
+            data, mask = focus.data, focus.mask if selection.use_mask else None
+            if mask is not None and not mask.any():  # every probe lost the target
                 self.scheduler.on_frozen_target(target)
                 return
         score = performance_score(entry, self.queue)
@@ -120,14 +142,14 @@ class Campaign:
         budget = havoc_budget(score, run_det)
         row = None
         if cfg.shadow and target is not None:
-            row = self.shadow_runs(entry, target, tokens, budget, run_det)
+            row = self.shadow_runs(entry, data, target, tokens, budget, run_det)
         if run_det and not self.stopping():
-            det = stages.deterministic(entry.data, mask, target, tokens, self.block_level)
+            det = stages.deterministic(data, mask, target, tokens, self.block_level)
             entry.passed_det = self.run_stage(det, entry)
             if row is not None:
                 row.det_mask_execs, row.det_mask_hits = det.execs, det.target_hits
         if not self.stopping():
-            masked = stages.havoc(entry.data, mask, target, budget, self.block_level)
+            masked = stages.havoc(data, mask, target, budget, self.block_level)
             self.run_stage(masked, entry)
             if row is not None:
                 row.havoc_mask_execs, row.havoc_mask_hits = masked.execs, masked.target_hits
@@ -135,7 +157,7 @@ class Campaign:
             partner = stages.pick_splice_partner(self.queue, entry, self.rng)
             if partner is None or self.stopping():
                 break
-            self.run_stage(stages.splice(entry.data, partner.data, mask, target,
+            self.run_stage(stages.splice(data, partner.data, mask, target,
                                          splice_budget(score), self.block_level),
                            entry, partner)
         if self.stopping():
@@ -144,31 +166,47 @@ class Campaign:
         if row is not None:
             append_row(self.outdir.root / LOG_NAME, row)
 
-    def shadow_runs(self, entry: QueueEntry, target: int, tokens: int, budget: int,
-                    run_det: bool) -> ShadowRow:
-        """FairFuzz -s: the stages once without mask and without side effects; the row
-        gets their executions and target hits (fuzz_one adds the masked runs')."""
+    def shadow_runs(self, entry: QueueEntry, data: bytes, target: int, tokens: int,
+                    budget: int, run_det: bool) -> ShadowRow:
+        """FairFuzz -s: the stages once on `data` without mask and without side effects;
+        the row gets their executions and target hits (fuzz_one adds the masked runs')."""
         row = ShadowRow(entry.id, target)
         if run_det:
-            plain_det = stages.deterministic(entry.data, None, target, tokens, self.block_level,
+            plain_det = stages.deterministic(data, None, target, tokens, self.block_level,
                                              shadow=True)
             self.run_stage(plain_det, entry)
             row.det_plain_execs, row.det_plain_hits = plain_det.execs, plain_det.target_hits
-        plain = stages.havoc(entry.data, None, target, budget, self.block_level, shadow=True)
+        plain = stages.havoc(data, None, target, budget, self.block_level, shadow=True)
         self.run_stage(plain, entry)
         row.havoc_plain_execs, row.havoc_plain_hits = plain.execs, plain.target_hits
         return row
 
-    def target_mask(self, entry: QueueEntry, target: int) -> np.ndarray | None:
-        """The entry's FairFuzz mask for target, probed once per (entry, target); None if
-        the campaign stopped before the probes were done."""
-        if entry.mask is None or entry.mask_target != target:
-            mask = empty_mask(len(entry.data))
-            if not self.run_stage(stages.mask_probes(entry.data, mask, target, self.block_level),
+    def focus(self, entry: QueueEntry, target: int, with_mask: bool) -> Focus | None:
+        """What to mutate towards target: with -r a copy of the entry trimmed to the
+        target, and (with_mask) its FairFuzz mask; made once per (entry, target).  None if
+        the campaign stopped before the mask probes were done."""
+        focus = entry.focus
+        if focus is not None and focus.target == target and (focus.mask is not None
+                                                              or not with_mask):
+            return focus
+        data = self.trimmed_copy(entry, target) if self.config.target_trim else entry.data
+        mask = None
+        if with_mask:
+            mask = empty_mask(len(data))
+            if not self.run_stage(stages.mask_probes(data, mask, target, self.block_level),
                                   entry):
                 return None
-            entry.mask, entry.mask_target = mask, target
-        return entry.mask
+        entry.focus = Focus(target, data, mask)
+        return entry.focus
+
+    def trimmed_copy(self, entry: QueueEntry, target: int) -> bytes:
+        """FairFuzz -r: the entry's bytes without the blocks the target branch does not
+        need, as a copy (afl-rb trims a private copy in each fuzz_one).  The queue entry
+        keeps its bytes on disk and in memory, and so every edge it covers: its other
+        edges stay known in the virgin map and top_rated may name it for them."""
+        self.progress.stage = "trim-target"
+        data, _ = self.executor.trim(entry.data, target, entry.checksum)
+        return data
 
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
                   partner: QueueEntry | None = None) -> bool:
@@ -181,20 +219,20 @@ class Campaign:
                 return False
         return True
 
-    def trim(self, entry: QueueEntry, target: int | None) -> None:
-        """AFL's trim (same trace), or FairFuzz -r (target still hit)."""
-        self.progress.stage = "trim" if target is None else "trim-target"
+    def trim(self, entry: QueueEntry) -> None:
+        """AFL's trim, in place: blocks go only while the trace keeps its checksum, and the
+        shorter input replaces the entry only if calibration confirms that trace."""
+        self.progress.stage = "trim"
         entry.trimmed = True
-        data, _ = self.executor.trim(entry.data, target, entry.checksum)
+        data, _ = self.executor.trim(entry.data, None, entry.checksum)
         if len(data) == len(entry.data):
             return
-        cal = self.executor.calibrate(data, FIND_CALIBRATION_RUNS, count_hits=False)
-        if cal.status != RunStatus.OK:
+        cal = calibrate(self.executor, data, count_hits=False)
+        if cal.status != RunStatus.OK or cal.checksum != entry.checksum:
             return
         entry.data = data
-        entry.mask = entry.mask_target = None
-        entry.exec_us, entry.bitmap_size, entry.checksum = cal.exec_us, cal.bitmap_size, cal.checksum
-        entry.edges = cal.edges
+        entry.focus = None
+        entry.exec_us, entry.bitmap_size = cal.exec_us, cal.bitmap_size
         write_atomic(entry.path, data)
         self.queue.update_rating(entry)
 
@@ -220,12 +258,20 @@ class Campaign:
         if finding.position is not None:
             desc += f",pos:{finding.position}"
         now = int(time.time())
-        if finding.kind == FindingKind.CRASH:
-            self.outdir.save_crash(progress.saved_crashes, finding.signal, desc, finding.data,
+        kind, signal_number = finding.kind, finding.signal
+        if kind == FindingKind.HANG:
+            status, signal_number = confirm_hang(self.executor, finding.data,
+                                                 self.config.hang_timeout_ms)
+            if status == RunStatus.CRASH:
+                kind = FindingKind.CRASH
+            elif status != RunStatus.TIMEOUT:
+                return  # slow, not hung: it finishes within the hang timeout
+        if kind == FindingKind.CRASH:
+            self.outdir.save_crash(progress.saved_crashes, signal_number, desc, finding.data,
                                    self._readme)
             progress.saved_crashes += 1
-            progress.last_crash = now
-        elif finding.kind == FindingKind.HANG:
+            progress.last_crash, progress.last_crash_execs = now, self.total_execs()
+        elif kind == FindingKind.HANG:
             self.outdir.save_hang(progress.saved_hangs, desc, finding.data)
             progress.saved_hangs += 1
             progress.last_hang = now
@@ -236,7 +282,7 @@ class Campaign:
     def add_find(self, finding: Finding, desc: str, parent: QueueEntry) -> None:
         entry_id = self.queue.next_id
         path = self.outdir.save_queue_entry(entry_id, desc, finding.data)
-        cal = self.executor.calibrate(finding.data, FIND_CALIBRATION_RUNS, count_hits=False)
+        cal = calibrate(self.executor, finding.data, count_hits=False, generous=True)
         ok = cal.status == RunStatus.OK
         self.queue.add(QueueEntry(
             entry_id, path, finding.data, cal.edges if ok else finding.edges,
@@ -249,7 +295,7 @@ class Campaign:
 
     def load_seeds(self, seeds: list[tuple[Path, bytes]]) -> None:
         self.progress.stage = "calibration"
-        results = [(path, data, self.executor.calibrate(data, SEED_CALIBRATION_RUNS, True))
+        results = [(path, data, calibrate(self.executor, data, count_hits=True))
                    for path, data in seeds]
         good = [(p, d, c) for p, d, c in results if c.status == RunStatus.OK]
         if not good:
@@ -270,21 +316,58 @@ class Campaign:
                                       cal.bitmap_size, cal.checksum, variable=cal.variable))
 
     def resume(self) -> None:
-        """Reload every saved queue entry, crash and hang; carry the counters on."""
+        """Reload every saved queue entry, crash and hang, and what the state file kept
+        (without one, the counters of the last fuzzer_stats)."""
         earlier = self.outdir.resume()
-        self.progress.carry_on(earlier)
-        timeout = earlier.stats.get("exec_timeout")
-        if self.config.timeout_ms is None and timeout:
-            self.executor.timeout_ms = int(timeout)
+        state = saved_state.load(self.outdir.state_file) \
+            or saved_state.from_fuzzer_stats(earlier.stats)
+        self.progress.carry_on(state.totals, earlier.next_crash_id, earlier.next_hang_id)
+        if self.config.timeout_ms is None and state.totals.exec_timeout:
+            self.executor.timeout_ms = state.totals.exec_timeout
+        self.scheduler.restore(state.scheduler)
+        hits_restored = self.restore_maps(state)
         self.progress.stage = "resume"
-        for entry_id, path in enumerate(earlier.queue):
-            data = path.read_bytes()
-            cal = self.executor.calibrate(data, SEED_CALIBRATION_RUNS, True)
-            self.queue.add(QueueEntry(entry_id, path, data, cal.edges,
-                                      cal.exec_us or self.executor.timeout_ms * 1000,
-                                      cal.bitmap_size, cal.checksum, variable=cal.variable))
+        for saved in earlier.queue:
+            record = state.entries.get(saved.saved_as)
+            self.queue.add(self.resumed_entry(saved, record, count_hits=record is None
+                                              or not hits_restored))
         for case in earlier.crashes + earlier.hangs:
             self.executor.note_fault(case.path.read_bytes())
+
+    def restore_maps(self, state: CampaignState) -> bool:
+        """Put the saved FairFuzz hit counts and variable bytes back; False when there are
+        none for this map (the target's map size changed)."""
+        if state.branch_hits is None:
+            return False
+        if state.map_size != self.executor.map_size:
+            self.status.message(f"the map is now {self.executor.map_size} bytes, not "
+                                f"{state.map_size}: branch hit counts start again")
+            return False
+        self.executor.branch_hits()[:] = state.branch_hits
+        if state.var_bytes is not None:
+            variable = self.executor.variable_bytes()
+            variable[:] = np.maximum(variable, state.var_bytes)
+        return True
+
+    def resumed_entry(self, saved: QueueFile, record: EntryRecord | None,
+                      count_hits: bool) -> QueueEntry:
+        """A queue file as an entry: calibrated again (its edges fill the virgin map), with
+        the history and measurements its record kept; without one (saved after the last
+        state, or no state file), a find of the parent its name gives."""
+        data = saved.path.read_bytes()
+        cal = calibrate(self.executor, data, count_hits, generous=True)
+        entry = QueueEntry(self.queue.next_id, saved.path, data, cal.edges,
+                           cal.exec_us or self.executor.timeout_ms * 1000, cal.bitmap_size,
+                           cal.checksum, variable=cal.variable)
+        if record is not None:
+            record.apply(entry)
+            entry.variable |= cal.variable
+            return entry
+        parent = parent_id(saved.saved_as)
+        if parent is not None and parent < len(self.queue):
+            entry.parent, entry.depth = parent, self.queue[parent].depth + 1
+        entry.passed_det = self.outdir.has_mark("deterministic_done", saved.saved_as)
+        return entry
 
     # -- numbers -----------------------------------------------------------
 
@@ -292,7 +375,7 @@ class Campaign:
         return queue_hits(self.executor.virgin(), self.executor.branch_hits())
 
     def total_execs(self) -> int:
-        return self.progress.earlier_execs + self.executor.counters().execs
+        return self.progress.earlier.execs + self.executor.counters().execs
 
     def snapshot(self) -> Snapshot:
         return snapshot(self.progress, self.executor, self.queue, self.scheduler, self.labels,
@@ -304,10 +387,28 @@ class Campaign:
             self._next_status = now + STATUS_INTERVAL
             self.status.update(self.snapshot())
         if now >= self._next_stats:
-            self.write_stats()
+            self.checkpoint()
 
-    def write_stats(self) -> None:
-        self._next_stats = time.monotonic() + STATS_INTERVAL
+    def checkpoint(self) -> None:
+        """The state file, queue/.state, fuzzer_stats and a plot_data row, as of now.  The
+        state goes first: a campaign resumed after a kill between the writes starts from
+        numbers no smaller than the last plot row's.  Checkpoints come every STATS_INTERVAL,
+        or less often when a huge queue makes them cost more than 1/CHECKPOINT_SHARE."""
+        started = time.monotonic()
+        self.queue.cull()
         snap = self.snapshot()
+        saved_state.save(self.outdir.state_file, self.state(), self.queue.entries)
+        self.outdir.mark("deterministic_done", {e.path.name for e in self.queue if e.passed_det})
+        self.outdir.mark("redundant_edges", {e.path.name for e in self.queue if not e.favoured})
+        self.outdir.mark("variable_behavior", {e.path.name for e in self.queue if e.variable})
         write_fuzzer_stats(self.outdir.fuzzer_stats, snap)
         append_plot(self.outdir.plot_data, snap)
+        now = time.monotonic()
+        self._next_stats = now + max(STATS_INTERVAL, (now - started) * CHECKPOINT_SHARE)
+
+    def state(self) -> CampaignState:
+        executor = self.executor
+        return CampaignState(self.progress.totals(executor.counters(), executor.timeout_ms),
+                             self.scheduler.state(), map_size=executor.map_size,
+                             branch_hits=executor.branch_hits(),
+                             var_bytes=executor.variable_bytes())

@@ -17,7 +17,7 @@ import click
 
 from ffcc.fuzzer.affinity import bind_to_free_cpu
 from ffcc.fuzzer.campaign import Campaign
-from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config
+from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
@@ -95,7 +95,8 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         schedule=schedule, deterministic=deterministic, target_trim=target_trim,
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
-        stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")), argv=("ffuzz", *own_argv))
+        stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
+        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv))
     run(config)
 
 

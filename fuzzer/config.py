@@ -1,12 +1,16 @@
-"""A campaign's settings, as parsed from the command line."""
+"""A campaign's settings, as parsed from the command line and the AFL_* environment."""
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.scheduler import Bootstrap
 
 DEFAULT_TIMEOUT_MS = 1000
+DEFAULT_HANG_TIMEOUT_MS = 1000  # AFL++'s: a suspected hang is re-run with this timeout
 
 
 @dataclass(frozen=True)
@@ -28,4 +32,15 @@ class Config:
     shadow: bool = False            # -s
     batches: bool = True            # --no-batch turns them off
     stop_on_crash: bool = False     # AFL_BENCH_UNTIL_CRASH
+    hang_timeout_ms: int = DEFAULT_HANG_TIMEOUT_MS  # AFL_HANG_TMOUT
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup
+
+
+def hang_timeout_ms(environ: Mapping[str, str] = os.environ) -> int:
+    """AFL_HANG_TMOUT in ms (as afl-fuzz reads it), or the default."""
+    text = environ.get("AFL_HANG_TMOUT")
+    if not text:
+        return DEFAULT_HANG_TIMEOUT_MS
+    if not text.strip().isdigit() or int(text) < 1:
+        raise FuzzerError(f"AFL_HANG_TMOUT must be a number of milliseconds, not {text!r}")
+    return int(text)

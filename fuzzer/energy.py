@@ -13,6 +13,17 @@ HAVOC_MIN = 16
 MAX_SCORE = 6400
 SPLICE_CYCLES = 15
 SPLICE_HAVOC = 32
+SMALL_BLOCKS_SECONDS = 600
+
+
+def havoc_block_level(session_seconds: float, stalled_cycles: int) -> int:
+    """Havoc inserts, overwrites and deletes blocks of at most 32 bytes for the first
+    ten minutes (as AFL++ 4 does) and while cycles find entries; each cycle in a row
+    without a new entry allows larger ones.  Small blocks keep children small and fast;
+    larger ones are for when small changes have stopped finding anything."""
+    if session_seconds < SMALL_BLOCKS_SECONDS:
+        return 1
+    return 1 + stalled_cycles
 
 
 def performance_score(entry: QueueEntry, queue: Queue) -> int:

@@ -5,6 +5,11 @@ any instant leaves only complete files (and perhaps a stray temporary, removed
 when the directory is opened again).  The directory is flock()ed like AFL++
 does, so two fuzzers never share it.  Resuming (-i -) reads back what an
 earlier campaign left: its last stats and its saved cases.
+
+queue/.state/ is filled as afl-fuzz fills it, for tools that read it: one
+empty file per entry in deterministic_done/ (its deterministic stages are
+done) and redundant_edges/ (not favoured), one symlink to the entry in
+variable_behavior/ (its map varies between runs).
 """
 from __future__ import annotations
 
@@ -15,9 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.state import FILE_NAME
 from ffcc.runtime.files import TMP_PREFIX, write_atomic
 
 _ID = re.compile(r"^id:(\d{6,})")
+_SRC = re.compile(r",src:(\d{6,})")
+STATE_MARKS = ("deterministic_done", "redundant_edges", "variable_behavior")
 
 CRASH_README = """Command line used to find this crash:
 
@@ -45,6 +53,12 @@ def id_of(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def parent_id(name: str) -> int | None:
+    """The id of the entry a queue file was made from (src:, the first of a splice)."""
+    match = _SRC.search(name)
+    return int(match.group(1)) if match else None
+
+
 @dataclass(frozen=True)
 class SavedCase:
     id: int
@@ -59,17 +73,19 @@ def _cases(directory: Path) -> list[SavedCase]:
 
 
 @dataclass(frozen=True)
+class QueueFile:
+    saved_as: str  # the file name the earlier campaign gave it
+    path: Path     # where it is now (renamed when ids had gaps)
+
+
+@dataclass(frozen=True)
 class Resumed:
     """What an earlier campaign left in the output directory."""
 
     stats: dict[str, str]     # its last fuzzer_stats, key -> value (empty if none)
-    queue: list[Path]         # entries in id order; entry i is id:i (renamed if need be)
+    queue: list[QueueFile]    # entries in id order; entry i is id:i (renamed if need be)
     crashes: list[SavedCase]  # in id order, ids as saved
     hangs: list[SavedCase]
-
-    def number(self, key: str) -> int:
-        """A numeric fuzzer_stats value, 0 when absent."""
-        return int(self.stats.get(key, 0))
 
     @property
     def next_crash_id(self) -> int:
@@ -91,7 +107,10 @@ class OutputDir:
         self.cur_input = self.root / ".cur_input"
         self.fuzzer_stats = self.root / "fuzzer_stats"
         self.plot_data = self.root / "plot_data"
+        self.state_file = self.root / FILE_NAME
+        self.queue_state = self.queue / ".state"
         self._lock_fd: int | None = None
+        self._marked: dict[str, set[str]] = {kind: set() for kind in STATE_MARKS}
 
     def has_campaign(self) -> bool:
         return self.queue.is_dir() and any(id_of(p.name) is not None for p in self.queue.iterdir())
@@ -107,11 +126,14 @@ class OutputDir:
         if not resume and self.has_campaign():
             raise FuzzerError(f"{self.root.parent} holds a previous campaign: resume it with "
                               "-i - (or AFL_AUTORESUME=1), or choose another output directory")
-        for d in (self.queue, self.queue / ".state", self.crashes, self.hangs, self.root / ".synced"):
+        for d in (self.queue, self.queue_state, self.crashes, self.hangs, self.root / ".synced",
+                  *(self.queue_state / kind for kind in (*STATE_MARKS, "auto_extras"))):
             d.mkdir(exist_ok=True)
         for d in (self.queue, self.crashes, self.hangs, self.root):
             for stale in d.glob(TMP_PREFIX + "*"):
                 stale.unlink()
+        for kind, names in self._marked.items():
+            names.update(p.name for p in (self.queue_state / kind).iterdir())
 
     def _lock(self) -> None:
         fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
@@ -147,6 +169,19 @@ class OutputDir:
         write_atomic(path, data)
         return path
 
+    def mark(self, kind: str, names: set[str]) -> None:
+        """Make queue/.state/<kind>/ hold a mark for exactly these queue entries, touching
+        only the marks that change."""
+        directory, marked = self.queue_state / kind, self._marked[kind]
+        for name in marked - names:
+            (directory / name).unlink(missing_ok=True)
+        for name in names - marked:
+            if kind == "variable_behavior":
+                (directory / name).symlink_to(Path("../..") / name)
+            else:
+                (directory / name).touch()
+        self._marked[kind] = set(names)
+
     # -- resuming ------------------------------------------------------------
 
     def resume(self) -> Resumed:
@@ -154,17 +189,21 @@ class OutputDir:
         return Resumed(self.previous_stats(), self._renumber_queue(), _cases(self.crashes),
                        _cases(self.hangs))
 
-    def _renumber_queue(self) -> list[Path]:
+    def _renumber_queue(self) -> list[QueueFile]:
         """Queue entries in id order, renamed where ids have gaps (a user deleted a file):
         the queue's ids are its positions."""
-        paths = []
+        files = []
         for position, case in enumerate(_cases(self.queue)):
             path = case.path
             if case.id != position:
                 path = path.rename(path.with_name(
                     f"id:{position:06d}" + path.name[len(f"id:{case.id:06d}"):]))
-            paths.append(path)
-        return paths
+            files.append(QueueFile(case.path.name, path))
+        return files
+
+    def has_mark(self, kind: str, saved_as: str) -> bool:
+        """Whether queue/.state/<kind>/ marks the entry saved under this name."""
+        return saved_as in self._marked[kind]
 
     def previous_stats(self) -> dict[str, str]:
         """The last fuzzer_stats as key -> value (empty if none)."""

@@ -13,6 +13,17 @@ from pathlib import Path
 import numpy as np
 
 
+@dataclass(frozen=True)
+class Focus:
+    """What fuzz_one mutates when it aims at a target branch: the entry's bytes, or with
+    FairFuzz -r a copy trimmed to what keeps the target hit (the entry itself keeps its
+    bytes and coverage), and FairFuzz's mask for those bytes (None without mask)."""
+
+    target: int
+    data: bytes
+    mask: np.ndarray | None = field(default=None, repr=False)
+
+
 @dataclass(eq=False)
 class QueueEntry:
     id: int
@@ -30,8 +41,7 @@ class QueueEntry:
     passed_det: bool = False
     trimmed: bool = False
     handicap: int = 0
-    mask_target: int | None = None
-    mask: np.ndarray | None = field(default=None, repr=False)
+    focus: Focus | None = None  # the last target's, kept while the target stays the same
 
     @property
     def fav_factor(self) -> int:

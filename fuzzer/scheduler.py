@@ -12,8 +12,9 @@ is always one flag away (`--schedule afl`):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -93,6 +94,17 @@ class Scheduler:
             if selection is not None:
                 return selection
         return None
+
+    def state(self) -> dict[str, Any]:
+        """What a resumed campaign needs to walk on where this one was (JSON types)."""
+        return {"cursor": asdict(self.cursor)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue from `state()` of an earlier campaign; unknown or missing keys are
+        ignored (it may have used the other scheduler)."""
+        saved = state.get("cursor", {})
+        self.cursor = QueueCursor(**{f.name: type(getattr(self.cursor, f.name))(saved[f.name])
+                                     for f in fields(QueueCursor) if f.name in saved})
 
     def _start_cycle(self) -> None:
         cursor = self.cursor
@@ -176,6 +188,19 @@ class FairFuzzScheduler(Scheduler):
         self.cutoff_shift = 0
         self.blacklist: set[int] = set()
         self._selected_in_cycle = False
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "cutoff_shift": self.cutoff_shift,
+                "blacklist": sorted(self.blacklist), "bootstrapping": self.bootstrapping,
+                "selected_in_cycle": self._selected_in_cycle}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        self.cutoff_shift = int(state.get("cutoff_shift", 0))
+        self.blacklist = {int(b) for b in state.get("blacklist", ())}
+        self.bootstrapping = bool(state.get("bootstrapping", False)) \
+            and self.bootstrap is not Bootstrap.OFF
+        self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
 
     def cutoff(self, hits: np.ndarray) -> int:
         return rarity_cutoff(hits) << self.cutoff_shift

@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from ffcc.fuzzer.config import Config
-from ffcc.fuzzer.executor import Executor
+from ffcc.fuzzer.energy import havoc_block_level
+from ffcc.fuzzer.executor import Counters, Executor
 from ffcc.fuzzer.labels import LabelMap
-from ffcc.fuzzer.outdir import Resumed, append_line
+from ffcc.fuzzer.outdir import append_line
 from ffcc.fuzzer.queue import Queue
 from ffcc.fuzzer.scheduler import Scheduler, Selection, queue_hits, rarity_cutoff
+from ffcc.fuzzer.state import Totals
 from ffcc.runtime.files import write_atomic
 
 PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
@@ -35,11 +37,13 @@ class Snapshot:
 
     start_time: int          # unix seconds, shifted back by earlier sessions' run time
     now: int
-    run_time: int
-    cycles_done: int
+    run_time: int            # seconds, all sessions
+    cycles_done: int         # queue cycles completed
+    cycles_wo_finds: int     # cycles in a row, up to the last completed, without a new entry
     cur_item: int
     execs_done: int
-    execs_per_sec: float
+    execs_per_sec: float     # this session's
+    execs_ps_last_min: float
     corpus_count: int
     corpus_favored: int
     corpus_found: int
@@ -50,6 +54,7 @@ class Snapshot:
     stability: float
     edges_found: int
     total_edges: int
+    var_byte_count: int      # edge-map bytes seen varying between runs of one input
     saved_crashes: int
     saved_hangs: int
     total_crashes: int
@@ -57,8 +62,13 @@ class Snapshot:
     last_find: int
     last_crash: int
     last_hang: int
+    execs_since_crash: int   # executions since the last saved crash (all, if none)
     exec_timeout: int
     slowest_exec_ms: int
+    cpu_affinity: int        # the CPU ffuzz and its target are bound to, -1 for none
+    havoc_expansion: int     # 0: small havoc blocks; each more allows larger ones
+    target_mode: str         # AFL++'s words (persistent, shmem_testcase, deferred) or
+                             # default, and batch when the target runs batches
     schedule: str
     stage: str
     target: int | None
@@ -76,6 +86,24 @@ class Snapshot:
 
 
 @dataclass
+class MinuteRate:
+    """execs_ps_last_min: executions per second over the last whole minute, renewed once
+    a minute as AFL++ does; over the session so far until a minute has passed."""
+
+    mark_time: float        # where the current minute began, unix seconds
+    mark_execs: int = 0     # this session's executions then
+    rate: float | None = None
+
+    def per_second(self, now: float, execs: int) -> float:
+        if now - self.mark_time >= 60:
+            self.rate = (execs - self.mark_execs) / (now - self.mark_time)
+            self.mark_time, self.mark_execs = now, execs
+        if self.rate is not None:
+            return self.rate
+        return execs / max(now - self.mark_time, 1e-6)
+
+
+@dataclass
 class Progress:
     """What only the campaign knows of the numbers it reports: what it is doing, what it
     saved and when, and (resumed) what earlier sessions did."""
@@ -83,28 +111,39 @@ class Progress:
     started: float = field(default_factory=time.time)  # this session's start, unix seconds
     stage: str = "init"                  # the op running, or calibration, trim, resume
     current: Selection | None = None     # the entry being fuzzed
-    earlier_run_time: int = 0            # seconds fuzzed by earlier sessions
-    earlier_execs: int = 0
-    earlier_cycles: int = 0
+    earlier: Totals = field(default_factory=Totals)  # earlier sessions' totals
     saved_crashes: int = 0               # = the next crash id
     saved_hangs: int = 0
     last_find: int = 0                   # unix seconds; 0: none yet
     last_crash: int = 0
     last_hang: int = 0
+    last_crash_execs: int = 0            # total executions when the last crash was saved
+    minute: MinuteRate = field(init=False)
 
-    def carry_on(self, earlier: Resumed) -> None:
+    def __post_init__(self) -> None:
+        self.minute = MinuteRate(self.started)
+
+    def carry_on(self, earlier: Totals, next_crash_id: int, next_hang_id: int) -> None:
         """Continue the numbers of the campaign this one resumes."""
-        self.earlier_run_time = earlier.number("run_time")
-        self.earlier_execs = earlier.number("execs_done")
-        self.earlier_cycles = earlier.number("cycles_done")
-        self.saved_crashes, self.saved_hangs = earlier.next_crash_id, earlier.next_hang_id
-        self.last_find = earlier.number("last_find")
-        self.last_crash = earlier.number("last_crash")
-        self.last_hang = earlier.number("last_hang")
+        self.earlier = earlier
+        self.saved_crashes, self.saved_hangs = next_crash_id, next_hang_id
+        self.last_find, self.last_crash = earlier.last_find, earlier.last_crash
+        self.last_hang, self.last_crash_execs = earlier.last_hang, earlier.last_crash_execs
+
+    def totals(self, counters: Counters, exec_timeout: int) -> Totals:
+        """The totals of every session so far, for the next one to carry on."""
+        earlier = self.earlier
+        return Totals(run_time=earlier.run_time + int(time.time() - self.started),
+                      execs=earlier.execs + counters.execs,
+                      crashes=earlier.crashes + counters.crashes,
+                      hangs=earlier.hangs + counters.hangs,
+                      last_find=self.last_find, last_crash=self.last_crash,
+                      last_hang=self.last_hang, last_crash_execs=self.last_crash_execs,
+                      exec_timeout=exec_timeout)
 
     def elapsed_ms(self) -> int:
         """Fuzzing time of all sessions, as queue file names give it (time:...)."""
-        return int((time.time() - self.started) * 1000) + self.earlier_run_time * 1000
+        return int((time.time() - self.started) * 1000) + self.earlier.run_time * 1000
 
 
 def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Scheduler,
@@ -118,25 +157,29 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
     variable = int(np.count_nonzero(executor.variable_bytes()[:edge_end]))
     tokens, auto_tokens = executor.token_counts()
     selection = progress.current
+    totals = progress.totals(counters, executor.timeout_ms)
+    stalled = scheduler.cursor.stalled_cycles
     return Snapshot(
-        start_time=int(progress.started) - progress.earlier_run_time, now=int(now),
-        run_time=progress.earlier_run_time + int(now - progress.started),
-        cycles_done=progress.earlier_cycles + max(scheduler.cursor.cycle - 1, 0),
+        start_time=int(progress.started) - progress.earlier.run_time, now=int(now),
+        run_time=totals.run_time, cycles_done=scheduler.cursor.cycle, cycles_wo_finds=stalled,
         cur_item=selection.entry.id if selection else 0,
-        execs_done=progress.earlier_execs + counters.execs,
-        execs_per_sec=counters.execs / session,
+        execs_done=totals.execs, execs_per_sec=counters.execs / session,
+        execs_ps_last_min=progress.minute.per_second(now, counters.execs),
         corpus_count=len(queue), corpus_favored=queue.favoured_count,
         corpus_found=sum(e.parent is not None for e in queue),
         corpus_variable=sum(e.variable for e in queue),
         max_depth=queue.max_depth, pending_total=queue.pending_total,
         pending_favs=queue.pending_favoured,
         stability=100.0 * (1 - variable / edges) if edges else 100.0,
-        edges_found=edges, total_edges=edge_end,
+        edges_found=edges, total_edges=edge_end, var_byte_count=variable,
         saved_crashes=progress.saved_crashes, saved_hangs=progress.saved_hangs,
-        total_crashes=counters.crashes, total_hangs=counters.hangs,
+        total_crashes=totals.crashes, total_hangs=totals.hangs,
         last_find=progress.last_find, last_crash=progress.last_crash,
-        last_hang=progress.last_hang,
+        last_hang=progress.last_hang, execs_since_crash=totals.execs - progress.last_crash_execs,
         exec_timeout=executor.timeout_ms, slowest_exec_ms=counters.slowest_exec_ms,
+        cpu_affinity=bound_cpu(),
+        havoc_expansion=havoc_block_level(session, stalled) - 1,
+        target_mode=" ".join(executor.modes()) or "default",
         schedule=scheduler.name, stage=progress.stage,
         target=selection.target if selection else None,
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),
@@ -145,6 +188,12 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         tokens=tokens, auto_tokens=auto_tokens,
         banner=Path(config.target_argv[0]).name,
         command_line=shlex.join(config.argv))
+
+
+def bound_cpu() -> int:
+    """The CPU this process is bound to, -1 when it may run on several (cpu_affinity)."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    return next(iter(allowed)) if len(allowed) == 1 else -1
 
 
 def peak_rss_mb() -> int:
@@ -157,7 +206,9 @@ def fuzzer_stats_text(s: Snapshot) -> str:
     rows = [
         ("start_time", s.start_time), ("last_update", s.now), ("run_time", s.run_time),
         ("fuzzer_pid", os.getpid()), ("cycles_done", s.cycles_done),
-        ("execs_done", s.execs_done), ("execs_per_sec", f"{s.execs_per_sec:.2f}"),
+        ("cycles_wo_finds", s.cycles_wo_finds), ("execs_done", s.execs_done),
+        ("execs_per_sec", f"{s.execs_per_sec:.2f}"),
+        ("execs_ps_last_min", f"{s.execs_ps_last_min:.2f}"),
         ("corpus_count", s.corpus_count), ("corpus_favored", s.corpus_favored),
         ("corpus_found", s.corpus_found), ("corpus_imported", 0),
         ("corpus_variable", s.corpus_variable), ("max_depth", s.max_depth),
@@ -166,11 +217,13 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("bitmap_cvg", f"{s.bitmap_cvg:.2f}%"), ("saved_crashes", s.saved_crashes),
         ("saved_hangs", s.saved_hangs), ("last_find", s.last_find),
         ("last_crash", s.last_crash), ("last_hang", s.last_hang),
+        ("execs_since_crash", s.execs_since_crash),
         ("exec_timeout", s.exec_timeout), ("slowest_exec_ms", s.slowest_exec_ms),
-        ("peak_rss_mb", peak_rss_mb()), ("edges_found", s.edges_found),
-        ("total_edges", s.total_edges), ("auto_dict_entries", s.auto_tokens),
-        ("afl_banner", s.banner),
-        ("afl_version", VERSION), ("target_mode", "default"),
+        ("peak_rss_mb", peak_rss_mb()), ("cpu_affinity", s.cpu_affinity),
+        ("edges_found", s.edges_found), ("total_edges", s.total_edges),
+        ("var_byte_count", s.var_byte_count), ("havoc_expansion", s.havoc_expansion),
+        ("auto_dict_entries", s.auto_tokens), ("afl_banner", s.banner),
+        ("afl_version", VERSION), ("target_mode", s.target_mode),
         ("command_line", s.command_line),
         ("schedule", s.schedule), ("labels_found", s.labels_found),
         ("labels_total", s.labels_total),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ffcc.fuzzer import campaign as campaign_module
-from ffcc.fuzzer import stages
+from ffcc.fuzzer import energy, stages
 from ffcc.fuzzer.campaign import Campaign
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.errors import FuzzerError
@@ -93,6 +93,9 @@ class FakeExecutor:
     def token_counts(self) -> tuple[int, int]:
         return 0, 0
 
+    def modes(self) -> tuple[str, ...]:
+        return ()
+
     def close(self) -> None:
         pass
 
@@ -109,8 +112,10 @@ def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: b
     out.open(resume=False)
     campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600),
                         rng=random.Random(1))
-    campaign.run(read_seeds(seeds))
-    out.close()
+    try:
+        campaign.run(read_seeds(seeds))
+    finally:
+        out.close()
     return campaign, out
 
 
@@ -202,7 +207,7 @@ def test_havoc_blocks_stay_small_until_cycles_stop_finding(tmp_path, monkeypatch
     """After the first minutes: while cycles find entries havoc gets level 1 (small blocks
     only); each whole cycle without a find raises it by one (AFL raised it with every
     queue cycle)."""
-    monkeypatch.setattr(campaign_module, "SMALL_BLOCKS_SECONDS", 0)
+    monkeypatch.setattr(energy, "SMALL_BLOCKS_SECONDS", 0)
     ex = FindingForAWhile(finds=4)
     campaign, _ = campaign_run(tmp_path, AflScheduler(), ex, b"\x01", 60000)
     levels = [r.cycle for r in ex.requests if r.kind == StageKind.HAVOC]
@@ -229,3 +234,45 @@ def test_a_stage_yields_its_findings_with_their_op_and_pauses_where_it_may_stop(
     assert [op for op, _ in det.requests][-1] == "int32"  # no token stages without tokens
     assert [op for op, _ in stages.run(ex, det)].count("flip1") == 2  # a slice, then the end
     assert det.execs == 10 * len(det.requests)
+
+
+class TrimmingToTheTarget(FakeExecutor):
+    """Trimming to a target keeps only the input's first byte; AFL's trim keeps it all."""
+
+    def trim(self, data: bytes, target: int | None, checksum: int) -> tuple[bytes, int]:
+        return (data if target is None else data[:1]), 10
+
+
+def test_target_trimming_mutates_a_trimmed_copy_and_keeps_the_entry(tmp_path) -> None:
+    """FairFuzz -r: the mask and the stages get the trimmed copy; the queue entry keeps its
+    bytes, in memory and on disk, and so its edges."""
+    ex = TrimmingToTheTarget()
+    campaign, out = campaign_run(tmp_path, FairFuzzScheduler(), ex, b"\x01\x02\x01", 5000,
+                                 target_trim=True)
+    seed = campaign.queue[0]
+    assert seed.data == b"\x01\x02\x01" and seed.path.read_bytes() == seed.data
+    assert seed.edges.tolist() == [2, 3]
+    fuzzed = [r for r in ex.requests if r.data in (b"\x01", b"\x01\x02\x01")]
+    assert fuzzed and all(r.data == b"\x01" for r in fuzzed)
+    assert seed.focus is not None and seed.focus.data == b"\x01" and len(seed.focus.mask) == 2
+
+
+class VariableZz(FakeExecutor):
+    def calibrate(self, data: bytes, runs: int, count_hits: bool) -> Calibration:
+        cal = super().calibrate(data, runs, count_hits)
+        return replace(cal, variable=data == b"zz")
+
+
+def test_queue_state_is_filled_as_afl_fills_it(tmp_path) -> None:
+    campaign, out = campaign_run(tmp_path, FairFuzzScheduler(), VariableZz(), b"\x01\x02\x01",
+                                 5000, deterministic=True)
+    names = {e.path.name: e for e in campaign.queue}
+    state = out.queue / ".state"
+    assert {p.name for p in (state / "deterministic_done").iterdir()} == \
+        {n for n, e in names.items() if e.passed_det} != set()
+    assert {p.name for p in (state / "redundant_edges").iterdir()} == \
+        {n for n, e in names.items() if not e.favoured}
+    variable = list((state / "variable_behavior").iterdir())
+    assert [p.name for p in variable] == [n for n, e in names.items() if e.variable] != []
+    assert variable[0].is_symlink() and variable[0].read_bytes() == b"zz"
+    assert (state / "auto_extras").is_dir()

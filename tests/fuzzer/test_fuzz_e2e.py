@@ -15,10 +15,15 @@ from helpers import run_until
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
 from ffcc.runtime.abi import LabelDatabase, write_label_db
 
-STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done execs_done execs_per_sec "
-              "corpus_count corpus_favored corpus_found max_depth pending_total pending_favs "
-              "stability bitmap_cvg saved_crashes saved_hangs last_find last_crash last_hang "
-              "exec_timeout peak_rss_mb edges_found total_edges command_line").split()
+# AFL++ 4.04c's fuzzer_stats keys in its order (but its test-case cache's), then ffuzz's own.
+STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done cycles_wo_finds "
+              "execs_done execs_per_sec execs_ps_last_min corpus_count corpus_favored "
+              "corpus_found corpus_imported corpus_variable max_depth cur_item pending_favs "
+              "pending_total stability bitmap_cvg saved_crashes saved_hangs last_find "
+              "last_crash last_hang execs_since_crash exec_timeout slowest_exec_ms peak_rss_mb "
+              "cpu_affinity edges_found total_edges var_byte_count havoc_expansion "
+              "auto_dict_entries afl_banner afl_version target_mode command_line schedule "
+              "labels_found labels_total").split()
 PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
                "pending_favs, map_size, saved_crashes, saved_hangs, max_depth, "
                "execs_per_sec, total_execs, edges_found")
@@ -58,7 +63,10 @@ def test_finds_the_magic_crash_and_writes_an_afl_output_dir(targets, seeds, tmp_
     assert crashes[0].read_bytes().startswith(b"FUZZ")
     assert subprocess.run([str(targets["magic"]), str(crashes[0])]).returncode == -signal.SIGABRT
     s = stats(out)
-    assert set(STATS_KEYS) <= set(s) and int(s["saved_crashes"]) >= 1
+    assert list(s) == STATS_KEYS and int(s["saved_crashes"]) >= 1
+    assert s["target_mode"] == "default"
+    assert int(s["execs_since_crash"]) < int(s["execs_done"])
+    assert float(s["execs_ps_last_min"]) > 0 and int(s["cycles_wo_finds"]) >= 0
     assert int(s["corpus_count"]) > 2 and int(s["edges_found"]) > 0
     plot = (out / "default" / "plot_data").read_text().splitlines()
     assert plot[0] == PLOT_HEADER and all(len(row.split(", ")) == 13 for row in plot[1:])
@@ -79,6 +87,7 @@ def test_persistent_target_through_shared_memory(targets, tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     crashes = [p for p in (out / "default" / "crashes").iterdir() if p.name != "README.txt"]
     assert crashes and crashes[0].read_bytes().startswith(b"PQ")
+    assert {"persistent", "shmem_testcase"} <= set(stats(out)["target_mode"].split())
 
 
 @pytest.mark.parametrize("schedule", ["afl", "fairfuzz"])
@@ -143,6 +152,55 @@ def test_afl_showmap_agrees_on_the_edges_of_the_queue(targets, tmp_path) -> None
     finally:
         ours.close()
     assert len(union) == int(stats(out)["edges_found"])
+
+
+def queue_edges(binary: str, out: Path, cur: Path) -> set[int]:
+    """The map indices the queue's files cover now, run one by one."""
+    ex = NativeExecutor(TargetCommand((binary, "@@")), cur, 1000, seed=0)
+    try:
+        return {int(i) for data in queue_files(out).values()
+                for i in ex.calibrate(data, 1, False).edges}
+    finally:
+        ex.close()
+
+
+def test_target_trimming_leaves_the_queue_its_coverage(targets, tmp_path) -> None:
+    """FairFuzz -r trims a copy to the target branch: the queue files still cover every
+    edge the campaign counted (trimming them in place lost edges nothing brought back)."""
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"ab3x4\x13\x24\x34\x44\x01\x02\x03x4")
+    out = tmp_path / "out"
+    binary = str(targets["branchy"])
+    done = ffuzz("-i", str(seeds), "-o", str(out), "-E", "3000", "-r", "--seed", "1", "--",
+                 binary, "@@")
+    assert done.returncode == 0, done.stderr
+    assert len(queue_edges(binary, out, tmp_path / "cur")) == int(stats(out)["edges_found"])
+
+
+def test_afl_whatsup_reads_a_running_campaign(targets, tmp_path) -> None:
+    if shutil.which("afl-whatsup") is None:
+        pytest.skip("afl-whatsup not installed")
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"0123456789")
+    out = tmp_path / "out"
+    summary: list[str] = []
+
+    def summarised() -> bool:
+        if not (out / "default" / "fuzzer_stats").exists():
+            return False
+        summary.append(subprocess.run(["afl-whatsup", "-s", str(out)], capture_output=True,
+                                      text=True, timeout=60).stdout)
+        return True
+
+    run_until(["ffuzz", "-i", str(seeds), "-o", str(out), "-E", "100000000", "--",
+               str(targets["branchy"]), "@@"], summarised, timeout=300, env=ffuzz_env())
+    lines = {k.strip(): v.strip() for k, _, v in (line.partition(" : ")
+                                                  for line in summary[0].splitlines())}
+    assert lines["Fuzzers alive"] == "1", summary[0]
+    assert lines["Cycles without finds"].isdigit(), summary[0]
+    assert "Pending items" in lines and "Total execs" in lines
 
 
 def test_afl_cmin_accepts_the_queue(targets, tmp_path) -> None:

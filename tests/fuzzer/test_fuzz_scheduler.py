@@ -2,6 +2,7 @@
 over the queue that both schedulers share (cursor, cycles, stalls)."""
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -207,3 +208,21 @@ def test_cycles_without_new_entries_stall_and_turn_splicing_on() -> None:
     walk(sched, queue, 1)
     assert sched.cursor.stalled_cycles == 0 and sched.cursor.splicing  # splicing stays on
     assert sched.new_branches == 2
+
+
+def test_a_schedulers_state_survives_json_and_a_new_scheduler() -> None:
+    """What resume restores: the cursor, and FairFuzz's cutoff, blacklist and bootstrap."""
+    fair = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
+    fair.cursor.cycle, fair.cursor.position, fair.cursor.stalled_cycles = 7, 3, 2
+    fair.cursor.splicing = True
+    fair.cutoff_shift, fair.bootstrapping = 2, True
+    fair.on_frozen_target(40)
+    again = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
+    again.restore(json.loads(json.dumps(fair.state())))
+    assert again.cursor == fair.cursor and again.state() == fair.state()
+    plain = AflScheduler()  # the other schedule takes the walk and ignores the rest
+    plain.restore(fair.state())
+    assert plain.cursor == fair.cursor and plain.state() == {"cursor": fair.state()["cursor"]}
+    no_bootstrap = FairFuzzScheduler()
+    no_bootstrap.restore(fair.state())
+    assert not no_bootstrap.bootstrapping and no_bootstrap.blacklist == {40}

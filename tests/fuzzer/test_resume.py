@@ -1,0 +1,307 @@
+"""Resume (-i -) keeps everything: FairFuzz hit counts, each entry's history, the queue
+walk, the counters and plot_data; and faults of ffuzz itself (SIGKILL at any instant, a
+full disk) lose nothing that was saved."""
+from __future__ import annotations
+
+import errno
+import itertools
+import json
+import random
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzz_targets import CLANG_FAST, build, ffuzz_env
+from helpers import run_until
+from test_fuzz_campaign import FakeExecutor, campaign_run
+
+from ffcc.fuzzer import outdir as outdir_module
+from ffcc.fuzzer.campaign import Campaign
+from ffcc.fuzzer.config import Config
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.outdir import OutputDir
+from ffcc.fuzzer.scheduler import FairFuzzScheduler
+from ffcc.fuzzer.state import FILE_NAME, RECORD_FIELDS, VERSION
+from ffcc.fuzzer.status import PlainStatus
+
+# -- with a fake executor ----------------------------------------------------------
+
+
+def resume_campaign(out_root: Path, ex: FakeExecutor, max_execs: int = 0) -> Campaign:
+    """Resume the campaign in out_root; max_execs 0 stops it right after loading."""
+    config = Config(input_dir=None, output_dir=out_root, target_argv=("prog", "@@"),
+                    max_execs=max_execs, seed=2, argv=("ffuzz",))
+    out = OutputDir(out_root)
+    out.open(resume=True)
+    campaign = Campaign(config, ex, out, FairFuzzScheduler(), PlainStatus(interval=3600),
+                        rng=random.Random(2))
+    try:
+        campaign.run(None)
+    finally:
+        out.close()
+    return campaign
+
+
+def records(campaign: Campaign) -> dict[str, tuple]:
+    return {e.path.name: tuple(getattr(e, f) for f in RECORD_FIELDS) for e in campaign.queue}
+
+
+def test_resume_restores_hit_counts_entry_history_walk_and_counters(tmp_path) -> None:
+    first_ex = FakeExecutor()
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), first_ex, b"\x01\x02\x01", 5000,
+                              deterministic=True)
+    assert any(e.passed_det for e in first.queue) and len(first.queue) == 2
+    ex = FakeExecutor()
+    again = resume_campaign(out.root.parent, ex)
+    assert np.array_equal(ex.hits, first_ex.hits)  # not counted a second time
+    assert records(again) == records(first)
+    assert again.scheduler.state() == first.scheduler.state()
+    totals = again.progress.earlier
+    assert totals.execs == first.total_execs() and totals.crashes == 0
+    assert again.progress.saved_crashes == first.progress.saved_crashes == 1
+    stats = out.previous_stats()
+    assert int(stats["execs_done"]) == first.total_execs()
+    assert int(stats["cycles_done"]) == first.scheduler.cursor.cycle
+
+
+def test_entries_saved_after_the_last_state_are_finds_of_their_parent(tmp_path) -> None:
+    first_ex = FakeExecutor()
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), first_ex, b"\x01\x02\x01", 5000)
+    late = out.save_queue_entry(2, "src:000001,time:9,execs:9,op:havoc,+cov", b"late\x07")
+    ex = FakeExecutor()
+    again = resume_campaign(out.root.parent, ex)
+    entry = again.queue[2]
+    assert entry.path == late and entry.parent == 1 and entry.depth == first.queue[1].depth + 1
+    assert not entry.was_fuzzed
+    # its edges are counted once; those of entries with a record are not counted again
+    expected = first_ex.hits.copy()
+    expected[FakeExecutor.edges(b"late\x07")] += 1
+    assert np.array_equal(ex.hits, expected)
+
+
+def test_an_afl_output_dir_resumes_with_its_deterministic_marks(tmp_path) -> None:
+    """No state file (afl-fuzz's output, or an older ffuzz's): counters from fuzzer_stats,
+    passed_det from queue/.state/deterministic_done, hit counts from the queue."""
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x01\x02", 3000)
+    out.state_file.unlink()
+    name = first.queue[0].path.name
+    marks = out.queue_state / "deterministic_done"
+    for mark in marks.iterdir():
+        mark.unlink()
+    (marks / name).touch()
+    stats = out.previous_stats()
+    ex = FakeExecutor()
+    again = resume_campaign(out.root.parent, ex)
+    assert [e.passed_det for e in again.queue] == [True, False]
+    assert again.scheduler.cursor.cycle == int(stats["cycles_done"])
+    assert again.progress.earlier.execs == int(stats["execs_done"])
+    assert ex.hits.sum() == sum(len(e.edges) for e in again.queue)
+
+
+@pytest.mark.parametrize("content", [json.dumps({"format": "ffuzz-state", "version": VERSION + 1}),
+                                     "{not json", json.dumps({"format": "ffuzz-state",
+                                                              "version": VERSION})])
+def test_a_state_file_ffuzz_cannot_read_is_a_one_line_error(tmp_path, content) -> None:
+    _, out = campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x01\x02", 1000)
+    out.state_file.write_text(content)
+    with pytest.raises(FuzzerError, match="not an ffuzz state file of version 1; remove it"):
+        resume_campaign(out.root.parent, FakeExecutor())
+    assert out.state_file.read_text() == content  # a failed resume writes nothing
+
+
+def test_a_full_disk_is_a_one_line_error_and_leaves_a_resumable_directory(tmp_path,
+                                                                          monkeypatch) -> None:
+    real_write = outdir_module.write_atomic
+
+    def full_disk(path: Path, data: bytes | str) -> None:
+        if Path(path).name.startswith("id:000001"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real_write(path, data)
+
+    monkeypatch.setattr(outdir_module, "write_atomic", full_disk)
+    with pytest.raises(FuzzerError, match=r"^no space left to write .*id:000001.*-i -$"):
+        campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x01\x02", 5000)
+    monkeypatch.setattr(outdir_module, "write_atomic", real_write)
+    out_root = tmp_path / "out"
+    saved = json.loads((out_root / "default" / FILE_NAME).read_text())
+    assert saved["entries"]["name"] == ["id:000000,time:0,execs:0,orig:s1"]
+    again = resume_campaign(out_root, FakeExecutor(), max_execs=5000)
+    assert len(again.queue) == 2 and again.queue[1].data == b"zz"  # found again, saved now
+
+
+# -- real campaigns ----------------------------------------------------------------
+
+# Many edges (as branchy), a crash on any 0xC3 byte after them (so crashes differ by
+# coverage) and a hang on any 0xC4 byte before them (one hang trace); from the seed
+# "0123456789", flip4 makes both (0x33 and 0x34 with the high nibble flipped).
+FAULTY_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+  unsigned char b[64] = {0};
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  size_t n = fread(b, 1, sizeof b, f);
+  if (memchr(b, 0xC4, n)) for (;;) {}
+  int score = 0;
+  for (size_t i = 0; i < n; i++) {
+    switch (b[i] & 0x0f) {
+      case 1: score += 1; break;
+      case 2: score += 3; break;
+      case 5: if (b[i] > 0x80) score ^= 5; break;
+      case 6: if (i > 2 && b[i - 1] == 'x') score *= 2; break;
+      case 7: if (i & 1) score -= 4; break;
+      default: break;
+    }
+  }
+  if (memchr(b, 0xC3, n)) abort();
+  return score == 12345;
+}
+"""
+KILLS = 20
+
+
+def ffuzz_cmd(seeds: str, out: Path, target: Path, *extra: str) -> list[str]:
+    return ["ffuzz", "-i", seeds, "-o", str(out), "-t", "50", *extra, "--", str(target), "@@"]
+
+
+def saved_files(out: Path) -> dict[str, dict[str, bytes]]:
+    return {kind: {p.name: p.read_bytes() for p in (out / "default" / kind).glob("id:*")}
+            for kind in ("queue", "crashes", "hangs")}
+
+
+def saved_state(out: Path) -> dict | None:
+    path = out / "default" / FILE_NAME
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def entry_records(state: dict) -> dict[str, dict]:
+    """The state file's entries by name, each as field -> value."""
+    columns = state["entries"]
+    return {name: {f: columns[f][i] for f in RECORD_FIELDS}
+            for i, name in enumerate(columns["name"])}
+
+
+def hit_counts(state: dict) -> dict[int, int]:
+    hits = state["branch_hits"]
+    return dict(zip(hits["index"], hits["count"]))
+
+
+def assert_nothing_lost(before: dict[str, dict[str, bytes]], after: dict[str, dict[str, bytes]]) -> None:
+    for kind in ("crashes", "hangs"):
+        assert before[kind].items() <= after[kind].items(), kind
+    for name, data in before["queue"].items():  # same bytes, or trimmed in place (AFL's trim)
+        assert after["queue"][name] == data or 0 < len(after["queue"][name]) < len(data), name
+    for kind, files in after.items():  # ids dense and unique, no input saved twice
+        ids = sorted(int(name[3:9]) for name in files)
+        assert ids == list(range(len(ids))), kind
+        assert len(set(files.values())) == len(files), kind
+
+
+def assert_state_carried_on(before: dict, after: dict) -> None:
+    """Hit counts only grow; each entry keeps its history (flags only ever get set)."""
+    grown = hit_counts(after)
+    assert all(grown.get(index, 0) >= count for index, count in hit_counts(before).items())
+    assert after["totals"]["execs"] >= before["totals"]["execs"]
+    assert after["totals"]["run_time"] >= before["totals"]["run_time"]
+    now = entry_records(after)
+    for name, old in entry_records(before).items():
+        new = now[name]
+        assert (new["depth"], new["parent"]) == (old["depth"], old["parent"]), name
+        for flag in ("was_fuzzed", "passed_det", "trimmed", "variable"):
+            assert new[flag] >= old[flag], (name, flag)
+
+
+def after_polls(count: int) -> Callable[[], bool]:
+    """A run_until condition that holds from its count-th poll on (50 ms apart)."""
+    polls = itertools.count(1)
+    return lambda: next(polls) >= count
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if CLANG_FAST is None:
+        pytest.skip("afl-clang-fast not installed")
+    return build(FAULTY_C, "faulty", tmp_path_factory.mktemp("faulty"))
+
+
+def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) -> None:
+    """KILLS sessions, each SIGKILLed after a random number of polls (during startup,
+    resume, calibration or fuzzing), each resuming the last; then one that ends normally."""
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(b"0123456789")
+    out = tmp_path / "out"
+    queue = out / "default" / "queue"
+    env = ffuzz_env(AFL_HANG_TMOUT="150")
+    run_until(ffuzz_cmd(str(seeds), out, faulty, "-D"),
+              lambda: queue.is_dir() and len(list(queue.glob("id:*"))) >= 5,
+              timeout=300, env=env, stop=signal.SIGKILL)
+    rng = random.Random(14)
+    for _ in range(KILLS):
+        before, state_before = saved_files(out), saved_state(out)
+        done = run_until(ffuzz_cmd("-", out, faulty, "-D", "-E", "100000000"),
+                         after_polls(rng.randint(1, 40)), timeout=300, env=env,
+                         stop=signal.SIGKILL)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert_nothing_lost(before, saved_files(out))
+        if state_before is not None:
+            assert_state_carried_on(state_before, saved_state(out))
+    before, state_before = saved_files(out), saved_state(out)
+    done = subprocess.run(ffuzz_cmd("-", out, faulty, "-D", "-E", "3000"), capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    after, state_after = saved_files(out), saved_state(out)
+    assert_nothing_lost(before, after)
+    assert_state_carried_on(state_before, state_after)
+    assert after["crashes"] and after["hangs"]
+    assert set(entry_records(state_after)) == set(after["queue"])
+    stats = {k.strip(): v.strip() for k, _, v in
+             (line.partition(":") for line in (out / "default" / "fuzzer_stats").read_text().splitlines())}
+    assert int(stats["corpus_count"]) == len(after["queue"])
+    assert int(stats["saved_crashes"]) == len(after["crashes"])
+    assert int(stats["saved_hangs"]) == len(after["hangs"])
+    rows = [line.split(", ") for line in (out / "default" / "plot_data").read_text().splitlines()
+            if not line.startswith("#")]
+    for column in (0, 1, 11):  # relative_time, cycles_done, total_execs never go back
+        values = [int(row[column]) for row in rows]
+        assert values == sorted(values), column
+
+
+def mount_tmpfs(where: Path, size: str) -> bool:
+    where.mkdir()
+    return shutil.which("mount") is not None and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True).returncode == 0
+
+
+def test_a_full_output_disk_is_one_line_and_resumes_once_there_is_room(targets, tmp_path) -> None:
+    disk = tmp_path / "disk"
+    if not mount_tmpfs(disk, "64k"):
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        seeds = tmp_path / "in"
+        seeds.mkdir()
+        (seeds / "s").write_bytes(b"0123456789")
+        out = disk / "out"
+        done = subprocess.run(ffuzz_cmd(str(seeds), out, targets["branchy"], "-E", "1000000"),
+                              capture_output=True, text=True, timeout=300, env=ffuzz_env())
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("ffuzz:")]
+        assert len(errors) == 1 and errors[0].startswith("ffuzz: no space left to write "), \
+            done.stderr
+        assert done.stderr.rstrip().endswith(errors[0])
+        before = saved_files(out)
+        assert before["queue"]
+        subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
+        done = subprocess.run(ffuzz_cmd("-", out, targets["branchy"], "-E", "500"),
+                              capture_output=True, text=True, timeout=300, env=ffuzz_env())
+        assert done.returncode == 0, done.stderr
+        assert_nothing_lost(before, saved_files(out))
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
