@@ -50,15 +50,17 @@ def build(source: Path) -> Path:
     return out
 
 
-def build_cjson_harness() -> tuple[Path, Path]:
-    """cJSON's fuzzing harness built by ffcc, and cJSON's own fuzzing seeds."""
+def build_cjson_harness(flags: tuple[str, ...] = (),
+                        name: str = "cjson_read_fuzzer") -> tuple[Path, Path]:
+    """cJSON's fuzzing harness built by ffcc (with ``flags``: label options), as WORK/name,
+    and cJSON's own fuzzing seeds."""
     sys.path.insert(0, str(REPO))
     from bench.projects import CJSON, fetch
 
     tree = fetch(CJSON)
-    out = WORK / "cjson_read_fuzzer"
+    out = WORK / name
     WORK.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["ffcc", "-O2", f"-I{tree}", str(tree / "cJSON.c"),
+    subprocess.run(["ffcc", *flags, "-O2", f"-I{tree}", str(tree / "cJSON.c"),
                     str(tree / "fuzzing" / "cjson_read_fuzzer.c"), "-o", str(out)],
                    check=True, capture_output=True)
     return out, tree / "fuzzing" / "inputs"
