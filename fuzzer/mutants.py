@@ -7,9 +7,9 @@ operators are spelled out from the short names, and the operator to replace is f
 original text as its last top-level binary occurrence (the operators mutated are all
 left-associative, so that one is the expression's root).  COR records of a chain
 (``a || b || c``) all carry the whole chain, so there only a single ``||`` is unambiguous.
-ABS mutants replace an operand:
-which one is read from the kill condition (``e < 0``, ``e > 0``, ``e == 0``).  When the text
-cannot be rebuilt, a mutant has no replacement and only its description.
+ABS mutants replace an operand: which one is read from the kill condition (``e < 0``,
+``e > 0``, ``e == 0``, or for floating operands ``isless(e, 0)``, ``isgreater(e, 0)``).  When
+the text cannot be rebuilt, a mutant has no replacement and only its description.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ C_OPERATOR = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!
               "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "and": "&&", "or": "||"}
 ABS_FORM = {"abs": "abs({})", "neg": "-abs({})", "zero": "failOnZero({})"}
 ABS_KILL = {"abs": "<", "neg": ">", "zero": "=="}
+ABS_FLOAT_KILL = {"abs": "isless", "neg": "isgreater"}  # the same on floating operands
 
 _TOKEN = re.compile(r"""\s*(?:
     (?P<word>[A-Za-z_0-9.]+)
@@ -91,9 +92,12 @@ def _unwrapped(text: str) -> str:
 
 
 def _killed_operand(predicate: str, kind: str) -> str | None:
-    """e of an ABS kill condition ``e < 0`` (its first conjunct)."""
-    head, found, _ = predicate.partition(f" {ABS_KILL[kind]} 0")
-    return _unwrapped(head.replace("`", "").strip()) if found else None
+    """e of an ABS kill condition ``e < 0`` or ``isless(e, 0)`` (its first conjunct)."""
+    text = predicate.replace("`", "")
+    head, found, _ = text.partition(f" {ABS_KILL[kind]} 0")
+    if not found and kind in ABS_FLOAT_KILL and text.startswith(ABS_FLOAT_KILL[kind] + "("):
+        head, found, _ = text[len(ABS_FLOAT_KILL[kind]) + 1:].partition(", 0)")
+    return _unwrapped(head.strip()) if found else None
 
 
 def _abs(original: str, predicate: str, kind: str) -> str | None:

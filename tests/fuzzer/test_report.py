@@ -231,6 +231,7 @@ def test_fuzzing_command_line_is_unchanged():
     ({"operator": "wm.cor.and_lhs", "original": "p && (q || r)", "predicate": "x"}, "p"),
     ({"operator": "wm.cor.or_rhs", "original": "a || b || c", "predicate": "x"}, None),
     ({"operator": "wm.abs.neg", "original": "n + 1", "predicate": "(n) > 0"}, "-abs(n) + 1"),
+    ({"operator": "wm.abs.abs", "original": "d * 2.0", "predicate": "isless(d, 0)"}, "abs(d) * 2.0"),
 ])
 def test_mutated_text_is_rebuilt_from_the_record(record, replacement):
     assert describe(record).replacement == replacement
