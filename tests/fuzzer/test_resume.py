@@ -10,7 +10,6 @@ import random
 import shutil
 import signal
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -217,10 +216,29 @@ def assert_state_carried_on(before: dict, after: dict) -> None:
             assert new[flag] >= old[flag], (name, flag)
 
 
-def after_polls(count: int) -> Callable[[], bool]:
-    """A run_until condition that holds from its count-th poll on (50 ms apart)."""
-    polls = itertools.count(1)
-    return lambda: next(polls) >= count
+class KillPoint:
+    """When to kill a session (a run_until condition): once it has replaced the state file
+    `checkpoints` times, `polls` polls (50 ms apart) later.  No checkpoint: during startup,
+    resume or the first fuzzing; one: fuzzing from the resumed state; two: after a
+    periodic checkpoint, whose hit counts include fuzzing."""
+
+    def __init__(self, state_file: Path, checkpoints: int, polls: int) -> None:
+        self.state_file, self.checkpoints = state_file, checkpoints
+        self.polls = itertools.count(1)
+        self.kill_at = polls
+        self.seen = self.version()
+
+    def version(self) -> tuple[int, int]:
+        stat = self.state_file.stat()  # replaced by rename: a new inode each time
+        return stat.st_ino, stat.st_mtime_ns
+
+    def __call__(self) -> bool:
+        if self.checkpoints:
+            if self.version() != self.seen:
+                self.seen = self.version()
+                self.checkpoints -= 1
+            return False
+        return next(self.polls) >= self.kill_at
 
 
 @pytest.fixture(scope="module")
@@ -231,8 +249,8 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) -> None:
-    """KILLS sessions, each SIGKILLed after a random number of polls (during startup,
-    resume, calibration or fuzzing), each resuming the last; then one that ends normally."""
+    """KILLS sessions, each resuming the last and SIGKILLed at a random point (KillPoint);
+    then one that ends normally."""
     seeds = tmp_path / "in"
     seeds.mkdir()
     (seeds / "s").write_bytes(b"0123456789")
@@ -245,9 +263,10 @@ def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) ->
     rng = random.Random(14)
     for _ in range(KILLS):
         before, state_before = saved_files(out), saved_state(out)
-        done = run_until(ffuzz_cmd("-", out, faulty, "-D", "-E", "100000000"),
-                         after_polls(rng.randint(1, 40)), timeout=300, env=env,
-                         stop=signal.SIGKILL)
+        kill = KillPoint(out / "default" / FILE_NAME, rng.choice((0, 0, 1, 1, 2)),
+                         rng.randint(1, 40))
+        done = run_until(ffuzz_cmd("-", out, faulty, "-D", "-E", "100000000"), kill,
+                         timeout=300, env=env, stop=signal.SIGKILL)
         assert "Traceback" not in done.stderr, done.stderr
         assert_nothing_lost(before, saved_files(out))
         if state_before is not None:
