@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .criteria import selected
+from .display import source_text, value_text, wrapped, written
 from .edits import EditConflict, EditSet
 from .logic import Decision
 from .macro_expansion import expand_macros
@@ -96,7 +97,6 @@ def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],
 
 # A parenthesised identifier or number that is neither a call's argument list nor a cast.
 _PARENTHESISED_ATOM = re.compile(r"(?<![\w\])])\(\s*([A-Za-z_]\w*|\d[\w.]*)\s*\)(?!\s*[\w(])")
-_PARENTHESIS = re.compile(r"[()]")
 _NO_PARENTHESES_OR_SPACE = str.maketrans("", "", "() \t")
 
 
@@ -105,35 +105,27 @@ def predicate_key(predicate: str) -> str:
     identifier or number, and around the whole (criteria spell the same condition either way:
     ROR's ``(x) < (0)`` is ABS's ``(x) < 0``, MCC's ``(a) && !(b)`` is COR's ``((a) && !(b))``)."""
     key = _PARENTHESISED_ATOM.sub(r"\1", predicate).strip()
-    while key.startswith("(") and _wrapped(key):
+    while wrapped(key):
         key = key[1:-1].strip()
     return key
 
 
-def _wrapped(text: str) -> bool:
-    """Whether the parenthesis opening ``text`` closes at its very end."""
-    depth = 0
-    for paren in _PARENTHESIS.finditer(text):
-        depth += 1 if paren.group() == "(" else -1
-        if depth == 0:
-            return paren.end() == len(text)
-    return False
-
-
 def _group_unique(requests: list[tuple[Function, LabelRequest]]
                   ) -> dict[int, tuple[Function, list[LabelRequest]]]:
-    """Requests per site in emission order; a second request with the same predicate at the
-    same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS zero on ``x < 0``).
-    Predicates are first told apart without any parentheses or spaces (cheap, and exact keys
-    can only be equal where those are); only those that then look alike get exact keys."""
+    """Requests per site in emission order; a second request with the same key (by default
+    its predicate) at the same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS
+    zero on ``x < 0``). Keys are first told apart without any parentheses or spaces (cheap,
+    and exact keys can only be equal where those are); only those that then look alike get
+    exact keys."""
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
     seen: defaultdict[tuple[int, str], list[str]] = defaultdict(list)
     for function, request in requests:
         site = id(request.site)
-        alike = seen[site, request.predicate.translate(_NO_PARENTHESES_OR_SPACE)]
-        if alike and predicate_key(request.predicate) in {predicate_key(p) for p in alike}:
+        key = request.key or request.predicate
+        alike = seen[site, key.translate(_NO_PARENTHESES_OR_SPACE)]
+        if alike and predicate_key(key) in {predicate_key(k) for k in alike}:
             continue
-        alike.append(request.predicate)
+        alike.append(key)
         by_site.setdefault(site, (function, []))[1].append(request)
     return by_site
 
@@ -157,8 +149,13 @@ def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: In
     """The records of one placed site's labels; position and original text are the site's,
     so they are worked out once, not once per label (a site has up to a dozen)."""
     line, column = unit.line_col(unit.span(site.cursor)[0])
-    original = unit.flat_text(site.cursor) or site.text
+    original = source_text(unit, site.cursor) or site.text
+    operands = {} if isinstance(site, Decision) else {
+        "x0": value_text(unit, site.lhs) or site.lhs_text,
+        "x1": value_text(unit, site.rhs) or site.rhs_text}
     return [Label(index=index, criterion=request.operator.criterion,
                   operator=request.operator.id, file=unit.path, line=line, column=column,
-                  function=function.name, original=original, predicate=request.predicate)
+                  function=function.name, original=original,
+                  predicate=written(request.predicate, operands) if operands
+                  else request.predicate)
             for index, request in indexed]

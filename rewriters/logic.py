@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, CursorKind
 
+from .display import value_text
 from .opaque import speculation
 from .operators import LOGICAL
 from .ops import binary_op, unary_op
@@ -23,7 +24,7 @@ from .variables import Variables
 class Atom:
     index: int
     cursor: Cursor
-    text: str  # tokens on one line, for predicates
+    text: str  # for predicates (display.value_text)
 
 
 @dataclass
@@ -108,7 +109,7 @@ class _Builder:
                                           right_cursor, operator,
                                           *_speculative(right_cursor, unit, self.variables))
                 return self.logic[index]
-        text = unit.flat_text(cursor)
+        text = value_text(unit, cursor)
         if text is None:
             self.unspelled_atom = True
         atom = Atom(len(self.atoms), cursor, text or "")
@@ -138,4 +139,3 @@ def render(node: Node) -> str:
     if isinstance(node, Not):
         return f"!({render(node.child)})"
     return f"({render(node.left)}) {node.op} ({render(node.right)})"
-

@@ -62,7 +62,8 @@ class Label:
     column: int
     function: str
     original: str  # source text of the decision / expression
-    predicate: str  # C text of the coverage or kill predicate, over the original operands
+    predicate: str  # C text of the coverage or kill predicate over the operands' values
+    # (an operand with side effects in backquotes: its value, display.py)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ class LabelRequest:
     placeholders: ``$c<i>`` atom i, ``$l<k>``/``$r<k>`` operands of logical node k (tri-state:
     0, 1, or 2 when unknown) for decisions; ``$x0``/``$x1`` operands for binary expressions.
     ``needs`` lists the placeholders used, so the site rewriter captures only those.
+    ``predicate`` is the record's text; at a binary expression a template over ``$x0``/``$x1``
+    too, which ``annotate`` writes with the operands' text (display.py). ``key``: requests at
+    one site with the same key are one objective (ROR's ``x == 0.0`` and ABS's ``x == 0``);
+    empty: the predicate is the key.
     """
 
     site: Decision | Binop
@@ -98,6 +103,7 @@ class LabelRequest:
     predicate: str
     code: str
     needs: frozenset[str] = frozenset()
+    key: str = ""
 
 
 class Emitter(Protocol):

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from . import kill_rules
+from .kill_rules import Orderings
+
 MCC_CRITERION, WM_CRITERION = "mcc", "wm"
 
 # group -> help line, in the order the criteria run at a site
@@ -68,18 +71,19 @@ class Relational(BinaryMutant):
     """ROR: ``original`` replaced by the relational operator ``mutant``."""
 
     mutant: str
-    kill: str | None  # the relational operator true exactly where the two differ on totally
-    # ordered operands; None when that is everywhere (the mutant is the negation)
+    kill: Orderings | None  # where the two differ on totally ordered operands; None when that
+    # is everywhere (the mutant is the negation). Other domains: kill_rules.relational_kill.
 
 
 @dataclass(frozen=True, eq=False)
 class Arithmetic(BinaryMutant):
-    """AOR: ``original`` replaced by the arithmetic operator ``mutant``."""
+    """AOR: ``original`` replaced by the arithmetic operator ``mutant``. Kill conditions compare
+    the two values (wm_aor.py); a constant right operand may make them constant
+    (kill_rules.literal_kill)."""
 
     mutant: str
     simplified: str | None  # integer kill condition over $x0/$x1 simpler than comparing values
-    pointless_literals: frozenset[int] | None  # right-operand literals that make the mutant
-    # equivalent or killed by every input, so it is not emitted; None: every literal
+    # (exact for a signed result; an unsigned one also needs $x1 != 2^(bits-1))
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,44 +95,32 @@ class Logical(BinaryMutant):
 
 @dataclass(frozen=True, eq=False)
 class OperandMutant(Operator):
-    """ABS: an arithmetic operand e replaced; killed where ``kill`` (over ``$x``, e) holds."""
+    """ABS: an arithmetic operand e replaced; killed where e compares with 0 as ``kill`` says
+    (orderings of (e, 0), kill_rules)."""
 
-    kill: str
-    needs_sign: bool  # equivalent for an operand that is never negative
+    kill: Orderings
 
 
 MCC = Operator("mcc", MCC_CRITERION, "MCC", "one combination of a decision's condition values")
-
-# A relational operator is the set of orderings of (a, b) on which it holds; two differ exactly
-# on the symmetric difference of their sets, itself one operator unless it is every ordering.
-_HOLDS_ON: dict[str, frozenset[str]] = {
-    "<": frozenset({"lt"}), "<=": frozenset({"lt", "eq"}), ">": frozenset({"gt"}),
-    ">=": frozenset({"gt", "eq"}), "==": frozenset({"eq"}), "!=": frozenset({"lt", "gt"}),
-}
-_OPERATOR_OF = {orderings: op for op, orderings in _HOLDS_ON.items()}
 
 
 def _relational(original: str, mutant: str) -> Relational:
     return Relational(
         id=f"wm.ror.{_SHORT_NAME[original]}_{_SHORT_NAME[mutant]}", criterion=WM_CRITERION,
         group="ROR", help=f"{original} replaced by {mutant}", original=original, mutant=mutant,
-        kill=_OPERATOR_OF.get(_HOLDS_ON[original] ^ _HOLDS_ON[mutant]))
+        kill=kill_rules.relational_kill(original, mutant, kill_rules.ORDERED))
 
 
-# Integers: a + b and a - b differ iff b != 0 (exact in mathematical arithmetic).
+# Integers: a + b and a - b differ iff 2b != 0: b != 0 where both are defined for a signed
+# result; modulo 2^bits for an unsigned one, also b != 2^(bits-1).
 _AOR_SIMPLIFIED = {("+", "-"): "($x1) != 0", ("-", "+"): "($x1) != 0"}
-# x + 0 ~ x - 0 and x + 1 always differs from x - 1; x * 1 ~ x / 1.
-_AOR_POINTLESS: dict[tuple[str, str], frozenset[int] | None] = {
-    ("+", "-"): None, ("-", "+"): None, ("*", "/"): frozenset({1}), ("/", "*"): frozenset({1}),
-}
 
 
 def _arithmetic(original: str, mutant: str) -> Arithmetic:
     return Arithmetic(
         id=f"wm.aor.{_SHORT_NAME[original]}_{_SHORT_NAME[mutant]}", criterion=WM_CRITERION,
         group="AOR", help=f"{original} replaced by {mutant}", original=original, mutant=mutant,
-        simplified=_AOR_SIMPLIFIED.get((original, mutant)),
-        pointless_literals=_AOR_POINTLESS.get((original, mutant), frozenset()))
+        simplified=_AOR_SIMPLIFIED.get((original, mutant)))
 
 
 def _logical(id: str, help: str, original: str, kill_pairs: set[tuple[int, int]]) -> Logical:
@@ -136,9 +128,9 @@ def _logical(id: str, help: str, original: str, kill_pairs: set[tuple[int, int]]
                    kill_pairs=frozenset(kill_pairs))
 
 
-def _operand(id: str, help: str, kill: str, needs_sign: bool) -> OperandMutant:
-    return OperandMutant(id=id, criterion=WM_CRITERION, group="ABS", help=help, kill=kill,
-                         needs_sign=needs_sign)
+def _operand(id: str, help: str, kill: set[str]) -> OperandMutant:
+    return OperandMutant(id=id, criterion=WM_CRITERION, group="ABS", help=help,
+                         kill=frozenset(kill))
 
 
 ROR = tuple(_relational(original, mutant)
@@ -154,9 +146,9 @@ COR = (
     _logical("wm.cor.or_rhs", "a || b replaced by b", "||", {(1, 0)}),
 )
 ABS = (
-    _operand("wm.abs.abs", "operand e replaced by abs(e)", "($x) < 0", True),
-    _operand("wm.abs.neg", "operand e replaced by -abs(e)", "($x) > 0", False),
-    _operand("wm.abs.zero", "operand e replaced by fail-on-zero(e)", "($x) == 0", False),
+    _operand("wm.abs.abs", "operand e replaced by abs(e)", {kill_rules.LT}),
+    _operand("wm.abs.neg", "operand e replaced by -abs(e)", {kill_rules.GT}),
+    _operand("wm.abs.zero", "operand e replaced by fail-on-zero(e)", {kill_rules.EQ}),
 )
 
 # id -> operator, every operator a label can name

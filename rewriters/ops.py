@@ -32,7 +32,7 @@ ASSIGNING = frozenset({"=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^
 INCREMENTING = frozenset({"x++", "x--", "++x", "--x"})
 
 
-EVAL_INT = 1  # CXEval_Int
+EVAL_INT, EVAL_FLOAT = 1, 2  # CXEval_Int, CXEval_Float
 
 
 def _bind(name: str, argtypes: list, restype: Any) -> Callable[..., Any]:
@@ -47,11 +47,16 @@ _unary_kind = _bind("clang_getCursorUnaryOperatorKind", [cindex.Cursor], ctypes.
 _evaluate = _bind("clang_Cursor_Evaluate", [cindex.Cursor], ctypes.c_void_p)
 _eval_kind = _bind("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
 _eval_int = _bind("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
+_eval_double = _bind("clang_EvalResult_getAsDouble", [ctypes.c_void_p], ctypes.c_double)
 _eval_dispose = _bind("clang_EvalResult_dispose", [ctypes.c_void_p], None)
 _from_main_file = _bind("clang_Location_isFromMainFile", [cindex.SourceLocation], ctypes.c_int)
 _extent = _bind("clang_getCursorExtent", [cindex.Cursor], cindex.SourceRange)
 _range_start = _bind("clang_getRangeStart", [cindex.SourceRange], cindex.SourceLocation)
 _range_end = _bind("clang_getRangeEnd", [cindex.SourceRange], cindex.SourceLocation)
+_target_info = _bind("clang_getTranslationUnitTargetInfo", [cindex.TranslationUnit],
+                     ctypes.c_void_p)
+_target_triple = _bind("clang_TargetInfo_getTriple", [ctypes.c_void_p], cindex._CXString)
+_target_dispose = _bind("clang_TargetInfo_dispose", [ctypes.c_void_p], None)
 _expansion = _bind("clang_getExpansionLocation",
                    [cindex.SourceLocation, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
                     ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint)], None)
@@ -91,10 +96,29 @@ def unary_op(cursor: Cursor) -> str | None:
 def constant_value(cursor: Cursor) -> int | None:
     """Value of an integer constant expression (``3``, ``N - 1`` with N an enumerator or a
     macro), else None."""
+    value = constant_number(cursor)
+    return value if isinstance(value, int) else None
+
+
+def constant_number(cursor: Cursor) -> int | float | None:
+    """Value of an integer or floating constant expression, else None. (A value of an
+    unsigned 64-bit type beyond 2^63 comes out negative: the same bits.)"""
     result = _evaluate(cursor)
     if not result:
         return None
     try:
-        return _eval_int(result) if _eval_kind(result) == EVAL_INT else None
+        kind = _eval_kind(result)
+        if kind == EVAL_INT:
+            return int(_eval_int(result))
+        return float(_eval_double(result)) if kind == EVAL_FLOAT else None
     finally:
         _eval_dispose(result)
+
+
+def target_triple(unit: cindex.TranslationUnit) -> str:
+    """The target the translation unit was parsed for, e.g. ``x86_64-unknown-linux-gnu``."""
+    info = _target_info(unit)
+    try:
+        return cindex._CXString.from_result(_target_triple(info))
+    finally:
+        _target_dispose(info)

@@ -111,20 +111,6 @@ def is_constant(cursor: Cursor) -> bool:
     return all(is_constant(child) for child in children(cursor))
 
 
-def literal_int(cursor: Cursor, unit: Unit) -> int | None:
-    """Value of a plain integer literal operand (``0``, ``1u``, ``0x10``), else None."""
-    node = strip_implicit(cursor)
-    while node.kind == CursorKind.PAREN_EXPR:
-        node = strip_implicit(children(node)[0])
-    if node.kind != CursorKind.INTEGER_LITERAL or not unit.spelled(node):
-        return None
-    text = unit.text(node).rstrip("uUlL")
-    try:
-        return int(text, 0)
-    except ValueError:
-        return None
-
-
 def is_plain_operand(cursor: Cursor, unit: Unit) -> bool:
     """A variable, literal, or ``.`` member of one: reading it again is free and cannot fault,
     and its text may be copied (``Unit.repeatable``)."""
@@ -242,8 +228,10 @@ def _binary_guard(cursor: Cursor, op: str, kids: list[Cursor], unit: Unit,
     if op in ("/", "%") and result in INTEGER_KINDS:
         divisor = _text(kids[1], unit, rename)
         found.append(f"{divisor} != 0")
-        if result in SIGNED_KINDS:
-            found.append(f"{divisor} != -1")
+        if result in SIGNED_KINDS:  # only MIN / -1 overflows: there -dividend does
+            dividend = _text(kids[0], unit, rename)
+            found.append(f"({divisor} != -1 || !__builtin_sub_overflow(0, {dividend}, "
+                         f"&(__typeof__({dividend} / {divisor})){{0}}))")
     elif op in ("<<", ">>"):
         amount = _text(kids[1], unit, rename)
         width = bit_width(cursor)

@@ -19,7 +19,6 @@ binary expression whose operands are captured, when its two operands could.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from string import Template
 
 from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
@@ -27,7 +26,7 @@ from .logic import Decision, build_decision
 from .opaque import in_register
 from .operators import ARITHMETIC, LOGICAL, RELATIONAL
 from .ops import binary_op, unary_op
-from .safety import is_bitfield_ref, is_constant, is_plain_operand, literal_int
+from .safety import is_bitfield_ref, is_constant, is_plain_operand
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
 from .variables import Neighbours, Variables
 
@@ -59,7 +58,6 @@ class Binop:
     rhs_text: str
     plain: bool  # both operands can be re-read verbatim (no temporaries needed)
     bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
-    rhs_literal: int | None  # value of an integer-literal right operand
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
     in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
     order_exposed: bool = False  # labels here could change evaluation order: none
@@ -67,10 +65,6 @@ class Binop:
     @property
     def text(self) -> str:
         return f"{self.lhs_text} {self.op} {self.rhs_text}"
-
-    def render(self, template: str) -> str:
-        """A predicate template over ``$x0``/``$x1`` written with the operands' own text."""
-        return Template(template).substitute(x0=self.lhs_text, x1=self.rhs_text)
 
 
 @dataclass
@@ -213,8 +207,7 @@ class _Walker:
         order_exposed = around.clash_with(cursor) or (  # or captured one after the other:
             not plain and Neighbours(self.variables, [lhs]).clash_with(rhs))
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, plain,
-                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), literal_int(rhs, unit),
-                     (is_constant(lhs), is_constant(rhs)),
+                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (is_constant(lhs), is_constant(rhs)),
                      (in_register(kinds[0]), in_register(kinds[1])), order_exposed)
 
 

@@ -1,32 +1,54 @@
 """WM / ABS: an arithmetic operand e replaced by abs(e), -abs(e), or fail-on-zero.
 
 Kill conditions (``operators.ABS``): abs(e) differs iff ``e < 0``; -abs(e) differs iff
-``e > 0``; fail-on-zero is killed iff ``e == 0``. Operands are those of relational and
-arithmetic expressions. Literal and other constant operands are skipped (their kill condition
-is a constant), as is ``abs`` of an unsigned operand (never negative: an equivalent mutant).
+``e > 0`` (and, where e's arithmetic is unsigned and -e wraps, ``e != 2^(bits-1)``);
+fail-on-zero is killed iff ``e == 0`` (for floating e, -0.0 equals 0.0 and NaN
+equals itself: abs(NaN) is no kill). Operands are those of relational and arithmetic
+expressions. Constant operands are skipped (their kill condition is a constant), and so is a
+mutant whose kill condition is constant over the values e can have where the original is
+defined (``abs`` of an unsigned or 0/1 operand: an equivalent mutant; fail-on-zero of an
+integer divisor, which the original never divides by; everything at ``x / 0``). Floating tests
+are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as a comparison of
+the operand with zero, so ROR's same condition at ``e < 0`` is one label.
 """
 
 from __future__ import annotations
 
+from .kill_rules import EQ, GT, ordering_test
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import ABS
-from .safety import is_constant
 from .sites import Function
-from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, canonical_kind, strip_implicit
+from .unit import INTEGER_KINDS, UNSIGNED_SPELLING, canonical_kind
+from .wm_operands import against_zero, operands, zero_key
 
 group = "ABS"
+
+DIVIDING = frozenset({"/", "%"})
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
     for site in function.binops:
-        for slot, operand in (("x0", site.lhs), ("x1", site.rhs)):
-            kind = canonical_kind(strip_implicit(operand))
-            if kind not in INTEGER_KINDS and kind not in FLOAT_KINDS or is_constant(operand):
+        left, right = operands(site)
+        divides = site.op in DIVIDING and canonical_kind(site.cursor) in INTEGER_KINDS
+        if divides and right.is_zero:
+            continue  # never defined: nothing to kill
+        for operand in (left, right):
+            if operand.constant or not (operand.integer or operand.floating):
                 continue
-            can_be_negative = kind in SIGNED_KINDS or kind in FLOAT_KINDS
+            domain = against_zero(operand)
+            if divides and operand is right:
+                domain -= {EQ}  # the original is defined only for a divisor other than 0
             for mutant in ABS:
-                if mutant.needs_sign and not can_be_negative:
+                kill = mutant.kill & domain
+                wraps = mutant.kill == {GT} and operand.promoted_unsigned  # -e == e at 2^(bits-1)
+                if not kill or kill == domain and not wraps:
                     continue
-                code = mutant.kill.replace("$x", f"${slot}")
-                emit.label(LabelRequest(site=site, operator=mutant,
-                                        predicate=site.render(code), code=code))
+                placeholder = f"${operand.slot}"
+                code, display = ordering_test(kill, domain, placeholder, "0")
+                key = zero_key(operand.slot, kill)
+                if wraps:
+                    half = f" && ({placeholder}) != (({UNSIGNED_SPELLING[operand.own]})1 << " \
+                           f"{operand.own_bits - 1})"
+                    code, display, key = code + half, display + half, ""
+                emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
+                                        key=key))

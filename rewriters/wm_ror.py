@@ -1,43 +1,69 @@
 """WM / ROR: each relational operator replaced by each other one (``operators.ROR``).
 
-The registry gives each mutant's kill condition on totally ordered operands: the one relational
-operator true exactly where original and mutant differ (``<`` vs ``<=`` differ iff ``a == b``).
-Floating operands are unordered when NaN is involved, so for them the kill condition is the
-unsimplified ``(a < b) != (a <= b)``. For pointers the kill condition may use an ordered
-comparison only if the original already was one (``p == q`` to ``p < q`` would compare pointers
-the program never ordered). A mutant killed by every input (the negation) is not emitted.
+A mutant is killed where the two comparisons differ: a set of orderings of the operands, written
+as the one test true exactly there (``<`` vs ``<=`` differ iff ``a == b``; kill_rules.py). The
+orderings are those the operands can have: unordered too when one can be NaN (then the test is
+a quiet comparison, which raises no floating-point exception), never "below" for an unsigned
+value against a constant zero. A mutant that is no label there (equivalent, killed by every
+input, or a constant such as ``n >= 0u``) is not emitted. A comparison with a constant on the
+left is written with the constant on the right (``0 < a``: ``a == 0``), and one of an operand
+with zero is keyed so that ABS's kill conditions on that operand are not emitted twice. For
+pointers a kill condition may order them only if the original already did (``p == q`` to
+``p < q`` would compare pointers the program never ordered).
 """
 
 from __future__ import annotations
 
 from clang.cindex import TypeKind
 
+from .kill_rules import (
+    EVERY,
+    GT,
+    LT,
+    ORDERED,
+    ORDERED_OPERATORS,
+    mirrored,
+    needs_order,
+    ordering_test,
+    relational_kill,
+)
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import ROR, Relational, by_original
 from .sites import Binop, Function
-from .unit import FLOAT_KINDS, canonical_kind
+from .wm_operands import Operand, operands, zero_key
 
 group = "ROR"
 
 MUTANTS = by_original(ROR)
-ORDERED = frozenset({"<", "<=", ">", ">="})
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
     for site in function.binops:
-        for operator in MUTANTS.get(site.op, ()):
-            _label(site, operator, emit)
+        mutants = MUTANTS.get(site.op, ())
+        if mutants:
+            _label_site(site, mutants, emit)
 
 
-def _label(site: Binop, operator: Relational, emit: Emitter) -> None:
-    kinds = {canonical_kind(site.lhs), canonical_kind(site.rhs)}
-    if kinds & FLOAT_KINDS:
-        template = f"(($x0) {site.op} ($x1)) != (($x0) {operator.mutant} ($x1))"
-    else:
-        if operator.kill is None:
-            return  # the negation: killed whenever reached
-        if TypeKind.POINTER in kinds and operator.kill in ORDERED and site.op not in ORDERED:
-            return
-        template = f"($x0) {operator.kill} ($x1)"
-    emit.label(LabelRequest(site=site, operator=operator, predicate=site.render(template),
-                            code=template))
+def _label_site(site: Binop, mutants: tuple[Relational, ...], emit: Emitter) -> None:
+    left, right = operands(site)
+    domain = EVERY if left.can_be_nan or right.can_be_nan else ORDERED
+    against_zero: Operand | None = None  # the operand compared with a constant zero
+    if right.is_zero and not left.constant:
+        against_zero, domain = left, domain - ({LT} if left.never_negative else set())
+    elif left.is_zero and not right.constant:
+        against_zero, domain = right, domain - ({GT} if right.never_negative else set())
+    swap = left.constant and not right.constant
+    pointers = TypeKind.POINTER in (left.converted, right.converted)
+    for operator in mutants:
+        kill = relational_kill(site.op, operator.mutant, domain)
+        if kill is None or pointers and needs_order(kill) and site.op not in ORDERED_OPERATORS:
+            continue
+        if swap:
+            code, display = ordering_test(mirrored(kill), mirrored(domain), "$x1", "$x0")
+        else:
+            code, display = ordering_test(kill, domain, "$x0", "$x1")
+        key = ""
+        if against_zero is not None and against_zero.sign_kept:
+            key = zero_key(against_zero.slot, mirrored(kill) if against_zero is right else kill)
+        emit.label(LabelRequest(site=site, operator=operator,
+                                predicate=display, code=code, key=key))

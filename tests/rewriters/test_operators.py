@@ -6,7 +6,16 @@ from rewriter_harness import annotate_code
 
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.criteria import BY_GROUP, selected
-from ffcc.rewriters.operators import AOR, CRITERION_GROUPS, GROUPS, OPERATORS, ROR, WM_GROUPS, by_original
+from ffcc.rewriters.operators import (
+    ABS,
+    AOR,
+    CRITERION_GROUPS,
+    GROUPS,
+    OPERATORS,
+    ROR,
+    WM_GROUPS,
+    by_original,
+)
 
 
 def test_operator_ids_in_emission_order():
@@ -39,14 +48,14 @@ def test_each_group_has_one_criterion_module_run_in_group_order():
 
 def test_kill_data():
     ror = {op.id: op for op in ROR}
-    assert ror["wm.ror.lt_le"].kill == "==" and ror["wm.ror.ne_eq"].kill is None
+    assert ror["wm.ror.lt_le"].kill == {"eq"} and ror["wm.ror.ne_eq"].kill is None
+    assert ror["wm.ror.lt_ne"].kill == {"gt"} and ror["wm.ror.le_ge"].kill == {"lt", "gt"}
     assert all(sum(op.kill is None for op in mutants) == 1
                for mutants in by_original(ROR).values())  # one negation per operator
     aor = {op.id: op for op in AOR}
     assert aor["wm.aor.add_sub"].simplified == "($x1) != 0"
-    assert aor["wm.aor.add_sub"].pointless_literals is None
-    assert aor["wm.aor.mul_div"].pointless_literals == {1}
-    assert aor["wm.aor.mul_add"].pointless_literals == frozenset()
+    assert aor["wm.aor.mul_add"].simplified is None
+    assert [op.kill for op in ABS] == [{"lt"}, {"gt"}, {"eq"}]
 
 
 def test_emitted_labels_name_registered_operators(tmp_path):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from rewriter_harness import annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
+from rewriter_harness import ALL_WM, annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.labelling import predicate_key
@@ -20,17 +22,27 @@ def kills(tmp_path, expr: str, ops: tuple[str, ...], decl: str = "int a, int b")
 
 def test_ror_simplified_kill_conditions(tmp_path):
     assert kills(tmp_path, "a < b", ("ROR",)) == {
-        "wm.ror.lt_le": "(a) == (b)",
-        "wm.ror.lt_gt": "(a) != (b)",
-        "wm.ror.lt_eq": "(a) <= (b)",
-        "wm.ror.lt_ne": "(a) > (b)",
+        "wm.ror.lt_le": "a == b",
+        "wm.ror.lt_gt": "a != b",
+        "wm.ror.lt_eq": "a <= b",
+        "wm.ror.lt_ne": "a > b",
     }  # lt_ge is the negation: killed by every input, not a label
 
 
-def test_ror_on_floats_keeps_the_full_comparison(tmp_path):
-    found = kills(tmp_path, "a < b", ("ROR",), "double a, double b")
-    assert found["wm.ror.lt_le"] == "((a) < (b)) != ((a) <= (b))"
-    assert len(found) == 5
+def test_ror_on_floats_counts_nan_and_compares_quietly(tmp_path):
+    """With a NaN both < and >= are false: lt_ge is a mutant there. Tests are quiet (no
+    FE_INVALID on a NaN, which gcc's < raises)."""
+    assert kills(tmp_path, "a < b", ("ROR",), "double a, double b") == {
+        "wm.ror.lt_le": "a == b",
+        "wm.ror.lt_gt": "islessgreater(a, b)",
+        "wm.ror.lt_ge": "!isunordered(a, b)",
+        "wm.ror.lt_eq": "islessequal(a, b)",
+        "wm.ror.lt_ne": "!islessequal(a, b)",
+    }
+    text = annotate_code(tmp_path, "int f(double a, double b) {\n  return a < b;\n}\n",
+                         wm("ROR", "ABS")).text
+    assert "__builtin_islessgreater(" in text
+    assert not re.search(r"\) (<|<=|>|>=) ", text)  # no signalling comparison in any label
 
 
 def test_ror_on_pointer_equality_adds_no_ordering(tmp_path):
@@ -39,28 +51,83 @@ def test_ror_on_pointer_equality_adds_no_ordering(tmp_path):
 
 def test_aor_kill_conditions(tmp_path):
     found = kills(tmp_path, "a + b", ("AOR",))
-    assert found["wm.aor.add_sub"] == "(b) != 0"
+    assert found["wm.aor.add_sub"] == "b != 0"
     assert found["wm.aor.add_mul"] == (
-        "((unsigned int)(a) + (unsigned int)(b)) != ((unsigned int)(a) * (unsigned int)(b))")
-    assert found["wm.aor.add_div"].startswith("((b) == 0 || ((b) != -1 && ")
+        "((unsigned int)a + (unsigned int)b) != ((unsigned int)a * (unsigned int)b)")
+    assert found["wm.aor.add_div"] == (
+        "(b == 0 || ((unsigned int)a + (unsigned int)b) != "
+        "(b == -1 ? -(unsigned int)a : (unsigned int)(a / b)))")
     assert set(found) == {"wm.aor.add_sub", "wm.aor.add_mul", "wm.aor.add_div", "wm.aor.add_mod"}
 
 
-def test_aor_original_division_is_guarded(tmp_path):
+def test_aor_original_division_is_guarded_against_zero_only(tmp_path):
+    """A divisor of -1 is an ordinary divisor (x / -1 == -x); the label writes the quotient by
+    -1 as a negation, so it never divides MIN by -1 (issue 17 point 10)."""
     found = kills(tmp_path, "a / b", ("AOR",))
-    assert all(p.startswith("(b) != 0 && (b) != -1 && ") for p in found.values())
+    assert all(p.startswith("b != 0 && (b == -1 ? -(unsigned int)a : ") for p in found.values())
 
 
-def test_aor_unsigned_needs_no_minus_one_guard(tmp_path):
+def test_aor_unsigned_needs_no_minus_one_case(tmp_path):
     found = kills(tmp_path, "a % b", ("AOR",), "unsigned a, unsigned b")
-    assert found["wm.aor.mod_add"].startswith("(b) != 0 && ")
-    assert "-1" not in found["wm.aor.mod_add"]
+    assert found["wm.aor.mod_add"] == "b != 0 && (unsigned int)(a % b) != ((unsigned int)a + (unsigned int)b)"
 
 
-def test_aor_equivalent_and_trivial_literal_mutants_dropped(tmp_path):
-    assert set(kills(tmp_path, "a + 1", ("AOR",))) == {
-        "wm.aor.add_mul", "wm.aor.add_div", "wm.aor.add_mod"}
-    assert "wm.aor.mul_div" not in kills(tmp_path, "a * 1", ("AOR",))
+@pytest.mark.parametrize("decl, kill", [
+    ("unsigned a, unsigned b", "b != 0 && b != ((unsigned int)1 << 31)"),
+    ("unsigned long a, long b", "b != 0 && b != ((unsigned long)1 << 63)"),
+    ("unsigned a, unsigned char b", "b != 0"),  # never 2^31
+    ("int a, int b", "b != 0"),  # no wrapping where both are defined
+])
+def test_aor_add_sub_wraps_at_half_for_unsigned(tmp_path, decl, kill):
+    """a + b == a - b modulo 2^N also for b == 2^(N-1) (issue 17 point 11)."""
+    assert kills(tmp_path, "a + b", ("AOR",), decl)["wm.aor.add_sub"] == kill
+
+
+@pytest.mark.parametrize("expr, decl, gone", [
+    ("a + 1", "int a", {"add_sub", "add_mul", "add_div"}),
+    ("a - 1", "int a", {"sub_add", "sub_mul", "sub_div"}),
+    ("a * 0", "int a", {"mul_div", "mul_mod"}),
+    ("a * -1", "int a", {"mul_add", "mul_sub", "mul_div"}),
+    ("a * 1", "int a", {"mul_add", "mul_sub", "mul_div"}),
+    ("a / 1", "int a", {"div_add", "div_sub", "div_mul"}),
+    ("a / -1", "int a", {"div_add", "div_sub", "div_mul"}),
+    ("a / 0", "int a", {"div_add", "div_sub", "div_mul", "div_mod"}),
+    ("a * -1", "unsigned a", {"mul_add", "mul_sub"}),  # -1 is UINT_MAX: u / UINT_MAX differs
+    ("a + 0x80000000u", "unsigned a", {"add_sub"}),  # a + 2^31 == a - 2^31
+    ("a + 10u", "unsigned a", {"add_sub", "add_div", "add_mod"}),  # a + 10 > a / 10, a % 10
+    ("a + (b > 0)", "int a, int b", {"add_div"}),  # a + 1 never equals a / 1
+    ("a + b", "unsigned char a, unsigned char b", {"add_div", "add_mod"}),  # a / b <= a < a + b
+])
+def test_aor_constant_kill_conditions_are_not_emitted(tmp_path, expr, decl, gone):
+    """Issue 17 point 13: mutants equivalent or killed by every input, decided statically
+    (kill_rules.literal_kill, checked by brute force in test_kill_rules.py)."""
+    found = {op.removeprefix("wm.aor.") for op in kills(tmp_path, expr, ("AOR",), decl)}
+    op = expr.split()[1]
+    assert found == {f"{_SHORT[op]}_{_SHORT[m]}" for m in _SHORT if m != op} - gone
+
+
+_SHORT = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_a_divisor_of_minus_one_kills_and_min_is_never_divided_by_it(tmp_path, cc, opt):
+    """Issue 17 point 10: kills involving / and % fire for b == -1 (3 - -1 != 3 / -1), and at
+    a == INT_MIN, b == -1 the labels do not compute INT_MIN / -1 (UBSan, SIGFPE)."""
+    code = ("#include <stdlib.h>\nint main(int argc, char **argv) {\n"
+            "  int a = atoi(argv[1]), b = atoi(argv[2]);\n  return (a - b) & 1;\n}\n")
+    ann = annotate_code(tmp_path, code, wm("AOR"))
+    binary = build(tmp_path, ann.text, cc, opt, "minus_one",
+                   ("-fsanitize=undefined", "-fno-sanitize-recover=all"))
+    dividing = labels_where(ann, operator="wm.aor.sub_div") | labels_where(
+        ann, operator="wm.aor.sub_mod")
+    assert len(dividing) == 2 and dividing <= run(binary, ["3", "-1"]).hits
+    extreme = run(binary, ["-2147483648", "-1"])
+    assert extreme.status == 1 and not extreme.stderr and dividing <= extreme.hits
+
+
+def test_aor_by_minus_one_keeps_its_one_live_mutant(tmp_path):
+    assert kills(tmp_path, "a / -1", ("AOR",)) == {
+        "wm.aor.div_mod": "(-(unsigned int)a) != (unsigned int)0"}
 
 
 def test_aor_skips_pointer_arithmetic_and_float_modulo(tmp_path):
@@ -69,10 +136,57 @@ def test_aor_skips_pointer_arithmetic_and_float_modulo(tmp_path):
         "wm.aor.mul_add", "wm.aor.mul_sub", "wm.aor.mul_div"}
 
 
+def test_aor_on_floats_counts_nan_as_equal_and_holds_the_environment(tmp_path):
+    """Issue 17 points 3 and 12."""
+    assert kills(tmp_path, "a + b", ("AOR",), "double a, double b")["wm.aor.add_mul"] == (
+        "(a + b) != (a * b) && !(isnan(a + b) && isnan(a * b))")
+    text = annotate_code(tmp_path, "long double f(long double a, double b) {\n  return a * b;\n}\n"
+                         "float g(float a, float b) {\n  return a / b;\n}\n", wm("AOR")).text
+    assert text.count("fnstenv") == 3 and text.count("fldenv") == 3  # x87 for long double
+    assert text.count("stmxcsr") == 3 and text.count("ldmxcsr") == 6  # SSE for float
+
+
+def test_aor_on_floats_left_out_where_the_environment_cannot_be_held(tmp_path):
+    ann = annotate_code(tmp_path, "double f(double a, double b) {\n  return a * b;\n}\n",
+                        wm("AOR"), args=["--target=aarch64-linux-gnu"])
+    assert ann.labels == [] and ann.left_out == 3
+
+
+def test_aor_float_equivalent_constants(tmp_path):
+    assert "wm.aor.mul_div" not in kills(tmp_path, "a * 1.0", ("AOR",), "double a")
+    assert "wm.aor.add_sub" not in kills(tmp_path, "a + 0.0", ("AOR",), "double a")
+    assert "wm.aor.mul_div" in kills(tmp_path, "a * 2.0", ("AOR",), "double a")
+
+
 def test_abs_kill_conditions(tmp_path):
     assert kills(tmp_path, "a * 2", ("ABS",)) == {
-        "wm.abs.abs": "(a) < 0", "wm.abs.neg": "(a) > 0", "wm.abs.zero": "(a) == 0"}
-    assert set(kills(tmp_path, "a * 2", ("ABS",), "unsigned a")) == {"wm.abs.neg", "wm.abs.zero"}
+        "wm.abs.abs": "a < 0", "wm.abs.neg": "a > 0", "wm.abs.zero": "a == 0"}
+    assert kills(tmp_path, "a * 2", ("ABS",), "unsigned a") == {
+        "wm.abs.neg": "a > 0 && a != ((unsigned int)1 << 31)", "wm.abs.zero": "a == 0"}
+    assert set(kills(tmp_path, "a * 2", ("ABS",), "unsigned char a")) == {
+        "wm.abs.neg", "wm.abs.zero"}
+    assert kills(tmp_path, "a * 2", ("ABS",), "double a") == {
+        "wm.abs.abs": "isless(a, 0)", "wm.abs.neg": "isgreater(a, 0)", "wm.abs.zero": "a == 0"}
+
+
+def test_abs_on_a_divisor_has_no_zero_mutant(tmp_path):
+    """The original never divides by zero: fail-on-zero of the divisor is never killed."""
+    found = annotate_code(tmp_path, "int f(int a, int b) {\n  return a / b;\n}\n", wm("ABS"))
+    assert [(l.operator, l.predicate) for l in found.labels][3:] == [
+        ("wm.abs.abs", "b < 0"), ("wm.abs.neg", "b > 0")]
+
+
+def test_abs_of_a_comparison_result_is_never_negative(tmp_path):
+    found = annotate_code(tmp_path, "int f(int a) {\n  return a + (a > 3);\n}\n", wm("ABS"))
+    on_sum = [l.predicate for l in found.labels if l.original == "a + (a > 3)"]
+    assert on_sum == ["a < 0", "a > 0", "a == 0", "(a > 3) > 0", "(a > 3) == 0"]
+
+
+def test_abs_of_an_enumeration_follows_its_integer_type(tmp_path):
+    signed = "enum s { M = -1, P = 1 };\nint f(enum s e) {\n  return e * 2;\n}\n"
+    unsigned = "enum u { A, B };\nint f(enum u e) {\n  return e * 2;\n}\n"
+    assert len(annotate_code(tmp_path, signed, wm("ABS")).labels) == 3
+    assert len(annotate_code(tmp_path, unsigned, wm("ABS")).labels) == 2  # no abs
 
 
 def test_cor_mutants(tmp_path):
@@ -92,11 +206,43 @@ def test_cor_needing_a_skipped_call_is_left_out(tmp_path):
 
 
 def test_duplicate_predicates_at_one_site_are_emitted_once(tmp_path):
-    # ABS's kill conditions a > 0 and a == 0 are ROR's (spelled with other parentheses).
+    # ABS's kill conditions a > 0 and a == 0 are ROR's.
     ann = annotate_code(tmp_path, "int f(int a) {\n  return a < 0;\n}\n", wm("ROR", "ABS"))
     assert [(l.operator, l.predicate) for l in ann.labels] == [
-        ("wm.ror.lt_le", "(a) == (0)"), ("wm.ror.lt_gt", "(a) != (0)"),
-        ("wm.ror.lt_eq", "(a) <= (0)"), ("wm.ror.lt_ne", "(a) > (0)"), ("wm.abs.abs", "(a) < 0")]
+        ("wm.ror.lt_le", "a == 0"), ("wm.ror.lt_gt", "a != 0"),
+        ("wm.ror.lt_eq", "a <= 0"), ("wm.ror.lt_ne", "a > 0"), ("wm.abs.abs", "a < 0")]
+
+
+@pytest.mark.parametrize("code, decl, expected", [
+    # a constant on the left is written on the right; ABS's a < 0, a == 0 are ROR's
+    ("0 < a", "int a", [("wm.ror.lt_le", "a == 0"), ("wm.ror.lt_gt", "a != 0"),
+                        ("wm.ror.lt_eq", "a >= 0"), ("wm.ror.lt_ne", "a < 0"),
+                        ("wm.abs.neg", "a > 0")]),
+    # the same objective spelled 0.0 and 0
+    ("a < 0.0", "double a", [("wm.ror.lt_le", "a == 0.0"),
+                             ("wm.ror.lt_gt", "islessgreater(a, 0.0)"),
+                             ("wm.ror.lt_ge", "!isunordered(a, 0.0)"),
+                             ("wm.ror.lt_eq", "islessequal(a, 0.0)"),
+                             ("wm.ror.lt_ne", "!islessequal(a, 0.0)"),
+                             ("wm.abs.abs", "isless(a, 0)"), ("wm.abs.neg", "isgreater(a, 0)")]),
+    # n > 0u: every mutant is equivalent, always killed, or a constant (n >= 0u, n < 0u)
+    ("n > 0u", "unsigned n", [("wm.abs.neg", "n > 0 && n != ((unsigned int)1 << 31)"),
+                              ("wm.abs.zero", "n == 0")]),
+    ("c > 0", "unsigned char c", [("wm.abs.neg", "c > 0"), ("wm.abs.zero", "c == 0")]),
+    # the original is the constant: its mutants are live
+    ("n >= 0u", "unsigned n", [("wm.ror.ge_le", "n > 0u"), ("wm.ror.ge_gt", "n == 0u"),
+                               ("wm.abs.neg", "n > 0 && n != ((unsigned int)1 << 31)")]),
+    # a signed value compared as unsigned keeps all its orderings against 0u
+    ("a < 0u", "int a", [("wm.ror.lt_le", "a == 0u"), ("wm.ror.lt_gt", "a > 0u"),
+                         ("wm.abs.abs", "a < 0"), ("wm.abs.neg", "a > 0"),
+                         ("wm.abs.zero", "a == 0")]),
+])
+def test_ror_against_zero_is_trivial_free_and_shares_abs_objectives(tmp_path, code, decl,
+                                                                     expected):
+    """Issue 17 point 13: ROR on ``0 < a`` duplicated ABS's labels; unsigned ``n > 0u`` had
+    constant mutants."""
+    ann = annotate_code(tmp_path, f"int f({decl}) {{\n  return {code};\n}}\n", wm("ROR", "ABS"))
+    assert [(l.operator, l.predicate) for l in ann.labels] == expected
 
 
 def test_cor_mutants_that_are_mcc_combinations_are_emitted_once(tmp_path):
@@ -147,3 +293,35 @@ def test_kills_light_on_the_right_inputs(tmp_path, cc, opt):
     assert le <= run(binary, ["2", "2"]).hits and not (gt & run(binary, ["2", "2"]).hits)
     assert gt <= run(binary, ["1", "2"]).hits and not (le & run(binary, ["1", "2"]).hits)
     assert sub_add <= run(binary, ["1", "2"]).hits and not (sub_add & run(binary, ["1", "0"]).hits)
+
+
+def test_records_show_source_text_and_side_effects_as_values(tmp_path):
+    """Issue 17 point 15: ``original`` and operands are the source's tokens with each run of
+    spaces, comments or line breaks as one space; an operand or atom with side effects is
+    written in backquotes (the value the program computed; labels never evaluate it again)."""
+    code = ("int g(int, int);\nint f(int x, int a, int b) {\n  int r = (x++) != 3;\n"
+            "  r += a+b*2 < g( a ,b );\n  if (g(a, b) && a /* comment */ <\n        b) r++;\n"
+            "  return r + (a  /  -1);\n}\n")
+    ann = annotate_code(tmp_path, code, LabelOptions(mcc=True, wm_ops=ALL_WM))
+    first = {}
+    for label in ann.labels:
+        first.setdefault((label.original, label.operator), label.predicate)
+    assert first["(x++) != 3", "wm.ror.ne_lt"] == "`x++` > 3"
+    assert first["a+b*2 < g( a ,b )", "wm.ror.lt_le"] == "(a+b*2) == `g( a ,b )`"
+    assert first["g(a, b) && a < b", "mcc"] == "(`g(a, b)`) && (a < b)"
+    assert first["a / -1", "wm.aor.div_mod"] == "(-(unsigned int)a) != (unsigned int)0"
+    assert first["r + (a / -1)", "wm.aor.add_sub"] == "(a / -1) != 0"
+
+
+def test_cor_speculates_a_division_by_minus_one_but_not_min_by_it(tmp_path, cc):
+    """Issue 17 point 10: the guard of a skipped ``n / d`` excluded every d == -1."""
+    code = ("#include <stdlib.h>\nint main(int argc, char **argv) {\n"
+            "  int flag = atoi(argv[1]), n = atoi(argv[2]), d = atoi(argv[3]);\n"
+            "  if (flag && n / d > 3)\n    return 1;\n  return 0;\n}\n")
+    ann = annotate_code(tmp_path, code, wm("COR"))
+    and_rhs = labels_where(ann, operator="wm.cor.and_rhs")
+    binary = build(tmp_path, ann.text, cc, "-O2", "speculated",
+                   ("-fsanitize=undefined", "-fno-sanitize-recover=all"))
+    assert len(and_rhs) == 1 and and_rhs <= run(binary, ["0", "-8", "-1"]).hits
+    extreme = run(binary, ["0", "-2147483648", "-1"])
+    assert extreme.status == 0 and not extreme.stderr and not and_rhs & extreme.hits

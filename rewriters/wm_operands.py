@@ -1,0 +1,127 @@
+"""What the WM criteria know about an operand of a binary expression: its type as written and
+after the usual arithmetic conversions, its value when it is a constant, and the range that
+follows from them (never negative, never NaN). The kill conditions of ROR, AOR and ABS depend
+on these (kill_rules.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from clang.cindex import Cursor, CursorKind, TypeKind
+
+from .kill_rules import EVERY, LT, ORDERED, Orderings
+from .operators import LOGICAL, RELATIONAL
+from .ops import binary_op, constant_number, unary_op
+from .sites import Binop
+from .unit import (
+    FLOAT_KINDS,
+    INTEGER_KINDS,
+    SIGNED_KINDS,
+    UNSIGNED_SPELLING,
+    canonical_kind,
+    children,
+    strip_implicit,
+)
+
+BOOLEAN_OPERATORS = frozenset(RELATIONAL + LOGICAL)
+
+
+@dataclass(frozen=True)
+class Operand:
+    slot: str  # its placeholder: "x0" or "x1"
+    cursor: Cursor  # with its implicit conversion, if any
+    constant: bool  # known at compile time
+
+    @cached_property
+    def own(self) -> TypeKind:
+        """Its type as written (what a label's copy of it has), an enumeration's being its
+        integer type (unsigned in gcc and clang unless an enumerator is negative)."""
+        written = strip_implicit(self.cursor).type.get_canonical()
+        if written.kind == TypeKind.ENUM:
+            return written.get_declaration().enum_type.get_canonical().kind
+        return written.kind
+
+    @cached_property
+    def own_bits(self) -> int:
+        return int(strip_implicit(self.cursor).type.get_canonical().get_size()) * 8
+
+    @cached_property
+    def converted(self) -> TypeKind:
+        """Its type in the expression, after the usual arithmetic conversions."""
+        return canonical_kind(self.cursor)
+
+    @cached_property
+    def value(self) -> int | float | None:
+        return constant_number(self.cursor) if self.constant else None
+
+    @cached_property
+    def boolean(self) -> bool:
+        """A comparison or logical result: 0 or 1."""
+        node = _unparenthesised(self.cursor)
+        return binary_op(node) in BOOLEAN_OPERATORS or unary_op(node) == "!"
+
+    @property
+    def floating(self) -> bool:
+        return self.own in FLOAT_KINDS
+
+    @property
+    def integer(self) -> bool:
+        return self.own in INTEGER_KINDS
+
+    @property
+    def can_be_nan(self) -> bool:
+        value = self.value
+        return self.floating and (value is None or isinstance(value, float) and math.isnan(value))
+
+    @property
+    def never_negative(self) -> bool:
+        """In the expression: unsigned as written or converted, or a 0/1 result."""
+        return self.boolean or (self.integer and self.own not in SIGNED_KINDS) or (
+            self.converted in INTEGER_KINDS and self.converted not in SIGNED_KINDS)
+
+    def below_half(self, bits: int) -> bool:
+        """Never negative and below 2^(bits-1): narrower unsigned, or a 0/1 result."""
+        return self.boolean or (self.integer and self.own not in SIGNED_KINDS
+                                and self.own_bits < bits)
+
+    @property
+    def promoted_unsigned(self) -> bool:
+        """Its arithmetic is unsigned (it is an unsigned type of int's width or wider)."""
+        return self.own in UNSIGNED_SPELLING and self.own not in SIGNED_KINDS
+
+    @property
+    def sign_kept(self) -> bool:
+        """Its conversion keeps how it compares with zero (not signed to unsigned)."""
+        return not (self.own in SIGNED_KINDS and self.converted in INTEGER_KINDS
+                    and self.converted not in SIGNED_KINDS)
+
+    @property
+    def is_zero(self) -> bool:
+        return self.value == 0
+
+
+def operands(site: Binop) -> tuple[Operand, Operand]:
+    return (Operand("x0", site.lhs, site.constant[0]), Operand("x1", site.rhs, site.constant[1]))
+
+
+def against_zero(operand: Operand) -> Orderings:
+    """The orderings of (operand, 0) its values can have, in its own type."""
+    found = EVERY if operand.can_be_nan else ORDERED
+    if operand.boolean or (operand.integer and operand.own not in SIGNED_KINDS):
+        found -= {LT}
+    return found
+
+
+def zero_key(slot: str, kill: Orderings) -> str:
+    """The dedupe key (LabelRequest.key) of "operand ``slot`` compares with 0 as ``kill``"."""
+    return f"{slot} vs 0: {' '.join(sorted(kill))}"
+
+
+def _unparenthesised(cursor: Cursor) -> Cursor:
+    node = strip_implicit(cursor)
+    while node.kind == CursorKind.PAREN_EXPR:
+        node = strip_implicit(children(node)[0])
+    return node

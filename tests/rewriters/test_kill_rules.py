@@ -1,0 +1,130 @@
+"""kill_rules.py against brute force: which constant right operands make an AOR mutant's kill
+condition constant (every width's rule checked exhaustively on small widths), and the
+relational tests true exactly on their orderings."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ffcc.rewriters.kill_rules import (
+    EQ,
+    EVERY,
+    GT,
+    HOLDS_ON,
+    LT,
+    NO_POINT,
+    ORDERED,
+    UN,
+    literal_kill,
+    literal_set_kill,
+    mirrored,
+    ordering_test,
+    relational_kill,
+)
+
+ARITHMETIC = "+-*/%"
+
+
+def _values(op: str, a: np.ndarray, c: int, signed: bool, bits: int):
+    """(value, defined, traps) of ``a op c`` for every a, as C computes it at this width."""
+    size, count = 1 << bits, len(a)
+    if op in "/%" and c == 0:
+        return np.zeros(count, np.int64), np.zeros(count, bool), np.ones(count, bool)
+    if op in "+-*":
+        value = {"+": a + c, "-": a - c, "*": a * c}[op]
+    else:
+        quotient = np.trunc(a / c).astype(np.int64) if signed else a // c
+        value = quotient if op == "/" else a - quotient * c
+    if signed:
+        defined = (value >= -(size >> 1)) & (value < size >> 1)
+        return value, defined, np.zeros(count, bool)
+    return value % size, np.ones(count, bool), np.zeros(count, bool)
+
+
+def brute_force(original: str, mutant: str, c: int, signed: bool, bits: int):
+    """The kill condition's constant value over every left operand, as literal_kill says it."""
+    size = 1 << bits
+    a = np.arange(-(size >> 1), size >> 1) if signed else np.arange(size)
+    first, first_defined, _ = _values(original, a, c, signed, bits)
+    second, second_defined, traps = _values(mutant, a, c, signed, bits)
+    kills = np.where(traps, True, first != second)[first_defined & (second_defined | traps)]
+    found = set(kills.tolist())
+    if not found:
+        return NO_POINT
+    return found.pop() if len(found) == 1 else None
+
+
+@pytest.mark.parametrize("bits", [8, 9, 10])
+@pytest.mark.parametrize("signed", [True, False])
+def test_literal_kill_is_exact(bits: int, signed: bool):
+    size = 1 << bits
+    constants = range(-(size >> 1), size >> 1) if signed else range(size)
+    wrong = [(original, mutant, c, literal_kill(original, mutant, c, signed, bits), expected)
+             for original, mutant in itertools.permutations(ARITHMETIC, 2) for c in constants
+             if literal_kill(original, mutant, c, signed, bits)
+             != (expected := brute_force(original, mutant, c, signed, bits))]
+    assert not wrong, wrong[:10]
+
+
+def test_literal_kill_the_issue_cases():
+    for original, mutant, c in [("-", "*", 1), ("-", "/", 1), ("*", "/", 0), ("*", "%", 0),
+                                ("*", "+", -1), ("*", "-", -1), ("/", "+", 1), ("/", "-", 1),
+                                ("/", "*", -1), ("/", "+", -1), ("/", "-", -1)]:
+        assert literal_kill(original, mutant, c, True, 32) is not None, (original, mutant, c)
+    assert literal_kill("/", "%", -1, True, 32) is None  # x / -1 == -x, x % -1 == 0: x != 0
+    assert literal_kill("+", "-", 1 << 31, False, 32) is False  # a + 2^31 == a - 2^31
+    assert literal_kill("*", "+", 2, True, 32) is None  # 2 * 2 == 2 + 2
+
+
+def test_literal_set_kill_over_a_comparison_result():
+    assert literal_set_kill("+", "/", (0, 1), True, 32) is True  # traps at 0, a + 1 != a
+    assert literal_set_kill("+", "-", (0, 1), True, 32) is None  # equal at 0 only
+    assert literal_set_kill("/", "*", (0, 1), True, 32) is False  # a / 1 == a * 1
+
+
+def _holds(op: str, ordering: str) -> bool:
+    return ordering in HOLDS_ON[op]
+
+
+@pytest.mark.parametrize("domain", [EVERY, ORDERED, frozenset({GT, EQ}), frozenset({LT, EQ})])
+def test_relational_kill_is_where_the_operators_differ(domain):
+    for original, mutant in itertools.permutations(HOLDS_ON, 2):
+        kill = relational_kill(original, mutant, domain)
+        differ = frozenset(o for o in domain if _holds(original, o) != _holds(mutant, o))
+        holds = frozenset(o for o in domain if _holds(original, o))
+        if differ in (frozenset(), domain, holds, domain - holds):
+            assert kill is None
+        else:
+            assert kill == differ
+
+
+SAMPLES = {LT: (1.0, 2.0), EQ: (2.0, 2.0), GT: (3.0, 2.0), UN: (math.nan, 2.0)}
+TESTS = {"isless": lambda a, b: a < b, "isgreater": lambda a, b: a > b,
+         "islessequal": lambda a, b: a <= b, "isgreaterequal": lambda a, b: a >= b,
+         "islessgreater": lambda a, b: a < b or a > b,
+         "isunordered": lambda a, b: math.isnan(a) or math.isnan(b)}
+
+
+def _evaluate(display: str, a: float, b: float) -> bool:
+    """A display test over a and b, in Python."""
+    expression = display.replace("!=", "<>").replace("!", "not ").replace("<>", "!=")
+    return bool(eval(expression, {**TESTS}, {"a": a, "b": b}))  # noqa: S307 (our own text)
+
+
+@pytest.mark.parametrize("domain", [EVERY, ORDERED, frozenset({GT, EQ})])
+def test_ordering_tests_hold_exactly_on_their_orderings(domain):
+    for size in range(1, len(domain)):
+        for kill in map(frozenset, itertools.combinations(sorted(domain), size)):
+            code, display = ordering_test(kill, domain, "a", "b")
+            signalling = any(f" {op} " in code for op in ("<", "<=", ">", ">="))
+            assert not (signalling and UN in domain)  # a NaN raises FE_INVALID in those
+            for ordering in domain:
+                assert _evaluate(display, *SAMPLES[ordering]) == (ordering in kill), (kill, display)
+
+
+def test_mirrored():
+    assert mirrored({LT, EQ, UN}) == {GT, EQ, UN}
