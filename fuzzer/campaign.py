@@ -124,7 +124,9 @@ class Campaign:
         """AFL's fuzz_one with FairFuzz's target and mask: trim, mask, deterministic stages
         (-D), havoc, splicing; in shadow mode (-s) each stage first runs once without mask."""
         entry, target, cfg = selection.entry, selection.target, self.config
-        self.progress.current = selection
+        site = self.labels.site_at(target, self.executor.map_size) \
+            if self.labels is not None and target is not None else None
+        self.progress.select(selection, site)
         if not entry.trimmed:
             self.trim(entry)
         data, mask = entry.data, None

@@ -121,6 +121,10 @@ class Executor(Protocol):
 
     def virgin(self) -> np.ndarray: ...
 
+    def virgin_crash(self) -> np.ndarray:
+        """Virgin bits of crash traces: 0x80 is cleared where some crash hit."""
+        ...
+
     def variable_bytes(self) -> np.ndarray: ...
 
     def counters(self) -> Counters: ...
@@ -248,6 +252,7 @@ class NativeExecutor:
         self._trace = view(views.trace, np.uint8, n)
         self._calibrated = view(views.calibrated, np.uint8, n)
         self._virgin = view(views.virgin, np.uint8, n)
+        self._virgin_crash = view(views.virgin_crash, np.uint8, n)
         self._var_bytes = view(views.var_bytes, np.uint8, n)
         self._hits = view(views.branch_hits, np.uint32, n)
 
@@ -333,6 +338,9 @@ class NativeExecutor:
 
     def virgin(self) -> np.ndarray:
         return self._virgin
+
+    def virgin_crash(self) -> np.ndarray:
+        return self._virgin_crash
 
     def variable_bytes(self) -> np.ndarray:
         return self._var_bytes

@@ -1,33 +1,58 @@
-"""Where a binary's labels sit in the coverage map.
+"""Where a binary's labels sit in the coverage map, and what each one is.
 
 The map is [edges][labels]; ffcc.runtime.abi owns that layout and the label database
 (`<binary>.labels.jsonl`, whose header record gives the label region's size): label slot s
 is at map index label_region_start(map_size, region) + s.  Slots are not dense: each
 instrumented unit's slots follow a small unit header, so only the slots the database names
 are labels.  Records marked "pruned" (infeasible or trivial, compiled to nothing by ffcc
---prune) still occupy their slot but are not labels the fuzzer counts.  The fuzzer needs
-nothing else about labels: they are map bytes like edges, so they count for rarity and can
-be FairFuzz targets without special cases.
+--prune) still occupy their slot but are not labels the fuzzer counts.  For rarity and
+targeting labels are map bytes like edges, without special cases; the fuzzer keeps each
+label's id, file, line and operator only to say which label a target or a count is.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.abi import LabelDbError, label_region_start, read_label_db
 
+CRASH_HIT = 0x80  # crash traces are reduced to 0x80 (hit) / 0x01 before they clear virgin bits
+
+
+@dataclass(frozen=True)
+class LabelSite:
+    """A label as the status line names it: id, source file's base name, line, operator
+    (empty where the database does not say)."""
+
+    label: int
+    file: str = ""
+    line: int | None = None
+    operator: str = ""
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> LabelSite:
+        line = record.get("line")
+        return cls(int(record["id"]), Path(str(record.get("file", ""))).name,
+                   int(line) if line is not None else None, str(record.get("operator", "")))
+
 
 @dataclass(frozen=True)
 class LabelMap:
-    label_ids: tuple[int, ...]   # label id of slot s at position s, -1 where no label
-    region_size: int             # bytes of the map's label region
+    sites: tuple[LabelSite | None, ...]  # label of slot s at position s, None where no label
+    region_size: int                     # bytes of the map's label region
+
+    @property
+    def label_ids(self) -> tuple[int, ...]:
+        """Label id of slot s at position s, -1 where no label."""
+        return tuple(-1 if site is None else site.label for site in self.sites)
 
     @property
     def count(self) -> int:
-        return sum(1 for label in self.label_ids if label >= 0)
+        return sum(1 for site in self.sites if site is not None)
 
     def region_start(self, map_size: int) -> int:
         """First map index of the label region (= end of the edge region)."""
@@ -37,12 +62,22 @@ class LabelMap:
         return start
 
     def map_indices(self, map_size: int) -> np.ndarray:
-        slots = np.flatnonzero(np.asarray(self.label_ids, dtype=np.int64) >= 0)
+        slots = np.flatnonzero([site is not None for site in self.sites])
         return self.region_start(map_size) + slots
 
-    def covered(self, virgin: np.ndarray) -> int:
-        """Labels hit by some queue entry (their virgin byte is no longer 0xff)."""
-        return int(np.count_nonzero(virgin[self.map_indices(len(virgin))] != 0xFF))
+    def site_at(self, index: int, map_size: int) -> LabelSite | None:
+        """The label at map index `index`; None for an edge or a slot without a label."""
+        slot = index - self.region_start(map_size)
+        return self.sites[slot] if 0 <= slot < len(self.sites) else None
+
+    def covered(self, virgin: np.ndarray, virgin_crash: np.ndarray | None = None) -> int:
+        """Labels hit by some queue entry (their virgin byte is no longer 0xff) or by some
+        saved crash (CRASH_HIT cleared in virgin_crash)."""
+        indices = self.map_indices(len(virgin))
+        hit = virgin[indices] != 0xFF
+        if virgin_crash is not None:
+            hit |= (virgin_crash[indices] & CRASH_HIT) == 0
+        return int(np.count_nonzero(hit))
 
     @classmethod
     def load(cls, binary: Path) -> LabelMap | None:
@@ -53,9 +88,10 @@ class LabelMap:
         if database is None:
             return None
         # Pruned labels are never hit and are not goals; their slots stay empty.
-        slots = {label["slot"]: label["id"] for label in database.labels if not label.get("pruned")}
+        sites = {label["slot"]: LabelSite.of(label) for label in database.labels
+                 if not label.get("pruned")}
         size = max((label["slot"] for label in database.labels), default=-1) + 1
-        return cls(tuple(slots.get(s, -1) for s in range(size)), database.label_region)
+        return cls(tuple(sites.get(s) for s in range(size)), database.label_region)
 
 
 def edge_region_end(labels: LabelMap | None, map_size: int) -> int:

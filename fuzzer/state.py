@@ -9,7 +9,7 @@ loses at most the last interval's counts.  The queue files stay the truth: an
 entry saved after the last state has no record and is calibrated as a new
 find; a record whose file is gone is ignored.
 
-    {"format": "ffuzz-state", "version": 1, "map_size": 65536,
+    {"format": "ffuzz-state", "version": 2, "map_size": 65536,
      "totals": {"run_time": 25, "execs": 123456, ...},
      "scheduler": {"cursor": {"cycle": 3, "position": 7, ...}, "cutoff_shift": 0, ...},
      "entries": {"name": ["id:000000,time:0,execs:0,orig:seed", ...], "depth": [1, ...],
@@ -19,6 +19,10 @@ find; a record whose file is gone is ignored.
 
 Entries are stored by column: one list per field is several times faster to write than
 an object per entry, which matters with tens of thousands of entries.
+
+Version 2 added the FairFuzz target counters to "totals" (and the scheduler's per-entry
+targets, which a scheduler's restore may ignore); a version 1 file reads as one whose
+counters were zero.  An older ffuzz refuses a version 2 file rather than drop them.
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ from ffcc.runtime.files import write_atomic
 
 FILE_NAME = "ffuzz_state.json"
 FORMAT = "ffuzz-state"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass
@@ -52,6 +57,8 @@ class Totals:
     last_hang: int = 0
     last_crash_execs: int = 0  # executions done when the last crash was saved
     exec_timeout: int = 0      # ms; 0: not known
+    targets_selected: int = 0  # FairFuzz selections with a target branch
+    targets_labels: int = 0    # those whose target was a label slot
 
 
 @dataclass(frozen=True)
@@ -110,11 +117,12 @@ def load(path: Path) -> CampaignState | None:
     this version of ffuzz can read."""
     if not path.exists():
         return None
-    problem = f"{path} is not an ffuzz state file of version {VERSION}; remove it to " \
-              "resume from the queue alone"
+    problem = f"{path} is not an ffuzz state file of version " \
+              f"{' or '.join(map(str, READABLE_VERSIONS))}; remove it to resume from the " \
+              "queue alone"
     try:
         document = json.loads(path.read_text())
-        if document.get("format") != FORMAT or document.get("version") != VERSION:
+        if document.get("format") != FORMAT or document.get("version") not in READABLE_VERSIONS:
             raise FuzzerError(problem)
         size = int(document["map_size"])
         columns = document["entries"]
@@ -149,5 +157,7 @@ def from_fuzzer_stats(stats: dict[str, str]) -> CampaignState:
                     last_hang=number("last_hang"),
                     last_crash_execs=max(number("execs_done") - number("execs_since_crash"), 0)
                     if "execs_since_crash" in stats else 0,
-                    exec_timeout=number("exec_timeout"))
+                    exec_timeout=number("exec_timeout"),
+                    targets_selected=number("targets_selected"),
+                    targets_labels=number("targets_labels"))
     return CampaignState(totals, {"cursor": {"cycle": number("cycles_done")}})

@@ -18,7 +18,7 @@ import numpy as np
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.energy import havoc_block_level
 from ffcc.fuzzer.executor import Counters, Executor
-from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.labels import LabelMap, LabelSite
 from ffcc.fuzzer.outdir import append_line
 from ffcc.fuzzer.queue import Queue
 from ffcc.fuzzer.scheduler import Scheduler, Selection, queue_hits, rarity_cutoff
@@ -72,6 +72,9 @@ class Snapshot:
     schedule: str
     stage: str
     target: int | None
+    target_site: LabelSite | None  # the target's label, when it is one
+    targets_selected: int    # FairFuzz selections with a target, all sessions
+    targets_labels: int      # those whose target was a label
     rarity_cutoff: int
     labels_found: int
     labels_total: int
@@ -111,6 +114,9 @@ class Progress:
     started: float = field(default_factory=time.time)  # this session's start, unix seconds
     stage: str = "init"                  # the op running, or calibration, trim, resume
     current: Selection | None = None     # the entry being fuzzed
+    current_site: LabelSite | None = None  # its target's label, when it is one
+    targets_selected: int = 0            # this session's selections with a target
+    targets_labels: int = 0              # those whose target was a label
     earlier: Totals = field(default_factory=Totals)  # earlier sessions' totals
     saved_crashes: int = 0               # = the next crash id
     saved_hangs: int = 0
@@ -130,6 +136,13 @@ class Progress:
         self.last_find, self.last_crash = earlier.last_find, earlier.last_crash
         self.last_hang, self.last_crash_execs = earlier.last_hang, earlier.last_crash_execs
 
+    def select(self, selection: Selection, site: LabelSite | None) -> None:
+        """The campaign fuzzes `selection` now; site: its target's label, if it is one."""
+        self.current, self.current_site = selection, site
+        if selection.target is not None:
+            self.targets_selected += 1
+            self.targets_labels += site is not None
+
     def totals(self, counters: Counters, exec_timeout: int) -> Totals:
         """The totals of every session so far, for the next one to carry on."""
         earlier = self.earlier
@@ -139,7 +152,9 @@ class Progress:
                       hangs=earlier.hangs + counters.hangs,
                       last_find=self.last_find, last_crash=self.last_crash,
                       last_hang=self.last_hang, last_crash_execs=self.last_crash_execs,
-                      exec_timeout=exec_timeout)
+                      exec_timeout=exec_timeout,
+                      targets_selected=earlier.targets_selected + self.targets_selected,
+                      targets_labels=earlier.targets_labels + self.targets_labels)
 
     def elapsed_ms(self) -> int:
         """Fuzzing time of all sessions, as queue file names give it (time:...)."""
@@ -181,9 +196,10 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         havoc_expansion=havoc_block_level(session, stalled) - 1,
         target_mode=" ".join(executor.modes()) or "default",
         schedule=scheduler.name, stage=progress.stage,
-        target=selection.target if selection else None,
+        target=selection.target if selection else None, target_site=progress.current_site,
+        targets_selected=totals.targets_selected, targets_labels=totals.targets_labels,
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),
-        labels_found=labels.covered(virgin) if labels else 0,
+        labels_found=labels.covered(virgin, executor.virgin_crash()) if labels else 0,
         labels_total=labels.count if labels else 0,
         tokens=tokens, auto_tokens=auto_tokens,
         banner=Path(config.target_argv[0]).name,
@@ -226,7 +242,8 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("afl_version", VERSION), ("target_mode", s.target_mode),
         ("command_line", s.command_line),
         ("schedule", s.schedule), ("labels_found", s.labels_found),
-        ("labels_total", s.labels_total),
+        ("labels_total", s.labels_total), ("targets_selected", s.targets_selected),
+        ("targets_labels", s.targets_labels),
     ]
     return "".join(f"{key:<18}: {value}\n" for key, value in rows)
 

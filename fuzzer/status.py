@@ -45,9 +45,17 @@ class Status(Protocol):
     def close(self) -> None: ...
 
 
+def target_text(s: Snapshot) -> str:
+    """The current target: `label N (file:line op)` when it is a label, else `edge M`."""
+    site = s.target_site
+    if site is not None:
+        return f"label {site.label} ({site.file}:{site.line} {site.operator})"
+    return "none" if s.target is None else f"edge {s.target}"
+
+
 def summary_line(s: Snapshot) -> str:
     labels = f"  labels {s.labels_found}/{s.labels_total}" if s.labels_total else ""
-    target = f"  target {s.target}" if s.target is not None else ""
+    target = f"  target {target_text(s)}" if s.target is not None else ""
     return (f"[{_duration(s.run_time)}] cycle {s.cycles_done}  execs {_count(s.execs_done)} "
             f"({s.execs_per_sec:.0f}/s)  corpus {s.corpus_count} ({s.corpus_favored} fav)  "
             f"edges {s.edges_found}/{s.total_edges}{labels}  crashes {s.saved_crashes}  "
@@ -113,8 +121,8 @@ class LiveStatus:
                   f"{s.edges_found}/{s.total_edges} ({s.bitmap_cvg:.2f}%)")
         if s.labels_total:
             t.add_row("labels", f"{s.labels_found}/{s.labels_total}", "", "")
-        target = "none" if s.target is None else str(s.target)
-        t.add_row("stage", s.stage, "target branch", f"{target} (rare <= {s.rarity_cutoff})")
+        t.add_row("stage", s.stage, "target branch",
+                  f"{target_text(s)} (rare <= {s.rarity_cutoff})")
         t.add_row("pending", f"{s.pending_total} ({s.pending_favs} favoured)",
                   "stability", f"{s.stability:.2f}%")
         t.add_row("current", str(s.cur_item), "dictionary", f"{s.tokens} ({s.auto_tokens} auto)")

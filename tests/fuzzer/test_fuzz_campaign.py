@@ -45,6 +45,7 @@ class FakeExecutor:
         self.execs = 0
         self.hits = np.zeros(MAP, np.uint32)
         self._virgin = np.full(MAP, 0xFF, np.uint8)
+        self._virgin_crash = np.full(MAP, 0xFF, np.uint8)
         self.found = False
 
     @staticmethod
@@ -83,6 +84,9 @@ class FakeExecutor:
 
     def virgin(self) -> np.ndarray:
         return self._virgin
+
+    def virgin_crash(self) -> np.ndarray:
+        return self._virgin_crash
 
     def variable_bytes(self) -> np.ndarray:
         return np.zeros(MAP, np.uint8)
