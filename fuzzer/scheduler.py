@@ -5,9 +5,10 @@ cursor on until it selects an entry, starting a new cycle at the queue's end.
 Two schedulers share that walk and differ in `select`, so a plain-AFL baseline
 is always one flag away (`--schedule afl`):
 - AflScheduler: AFL's walk over the queue, favouring the culled entries.
-- FairFuzzScheduler: FairFuzz Algorithm 2 — fuzz an entry only if its rarest
-  branch is rare, and make that branch the target of the mutation mask; with
-  -q, fall back to AFL's walk after a queue cycle without new branches.
+- FairFuzzScheduler: FairFuzz Algorithm 2 — fuzz an entry only if it hits a
+  rare branch, and make one of its rare branches the target of the mutation
+  mask; with -q, fall back to AFL's walk after a queue cycle without new
+  branches.
 """
 from __future__ import annotations
 
@@ -40,14 +41,27 @@ def rarity_cutoff(hits: np.ndarray) -> int:
     return 1 << (least - 1).bit_length()
 
 
-def rarest_branch(edges: np.ndarray, hits: np.ndarray) -> tuple[int, int] | None:
-    """(branch, hit count) of the least-hit branch among `edges` (Def. 6)."""
-    if not len(edges):
-        return None
+def rare_branches(edges: np.ndarray, hits: np.ndarray, cutoff: int) -> np.ndarray:
+    """The branches among `edges` hit at most `cutoff` times (Def. 6), unseen ones left out."""
     counts = hits[edges]
-    counts = np.where(counts == 0, np.iinfo(counts.dtype).max, counts)  # unseen: not a branch yet
-    i = int(np.argmin(counts))
-    return int(edges[i]), int(counts[i])
+    return edges[(counts > 0) & (counts <= cutoff)]
+
+
+def least_hit(branches: np.ndarray, hits: np.ndarray, rng: random.Random) -> int:
+    """The least-hit of `branches` (not empty); among equally rare ones, one at random, so
+    neither map order (edges before labels) nor position decides."""
+    counts = hits[branches]
+    tied = branches[counts == counts.min()]
+    return int(tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0])
+
+
+def next_target(rare: np.ndarray, hits: np.ndarray, aimed: set[int],
+                rng: random.Random) -> int:
+    """The target for an entry whose rare branches are `rare` (not empty), as afl-rb picks
+    it: the least-hit one not yet aimed at from this entry, so successive selections go
+    through all of them; once every one was, the least-hit again."""
+    fresh = rare[np.array([int(branch) not in aimed for branch in rare], dtype=bool)]
+    return least_hit(fresh if len(fresh) else rare, hits, rng)
 
 
 def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
@@ -172,10 +186,13 @@ class Bootstrap(Enum):
 class FairFuzzScheduler(Scheduler):
     """Rare-branch selection with an optional AFL bootstrap (-q).
 
-    Two safety nets, as afl-rb has: after a whole cycle in which no entry's
-    rarest branch was rare, the cutoff doubles until a new branch shows up;
-    and a branch whose mask came out empty (every probe lost it, so masked
-    mutation cannot move) is blacklisted as a target.
+    Each entry remembers the branches it was aimed at (afl-rb's per-entry
+    fuzzed_branches), so its rare branches take turns as targets: a label and
+    the edge around it, equally rare, are both aimed at.  Two safety nets, as
+    afl-rb has: after a whole cycle in which no entry hit a rare branch, the
+    cutoff doubles until a new branch shows up; and a branch whose mask came
+    out empty (every probe lost it, so masked mutation cannot move) is
+    blacklisted as a target.
     """
 
     name = "fairfuzz"
@@ -187,12 +204,15 @@ class FairFuzzScheduler(Scheduler):
         self.bootstrapping = False
         self.cutoff_shift = 0
         self.blacklist: set[int] = set()
+        self.aimed: dict[int, set[int]] = {}  # entry id -> the targets it was fuzzed towards
         self._selected_in_cycle = False
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "cutoff_shift": self.cutoff_shift,
                 "blacklist": sorted(self.blacklist), "bootstrapping": self.bootstrapping,
-                "selected_in_cycle": self._selected_in_cycle}
+                "selected_in_cycle": self._selected_in_cycle,
+                "aimed": {str(entry): sorted(branches)
+                          for entry, branches in self.aimed.items()}}
 
     def restore(self, state: dict[str, Any]) -> None:
         super().restore(state)
@@ -201,6 +221,8 @@ class FairFuzzScheduler(Scheduler):
         self.bootstrapping = bool(state.get("bootstrapping", False)) \
             and self.bootstrap is not Bootstrap.OFF
         self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
+        self.aimed = {int(entry): {int(b) for b in branches}
+                      for entry, branches in state.get("aimed", {}).items()}
 
     def cutoff(self, hits: np.ndarray) -> int:
         return rarity_cutoff(hits) << self.cutoff_shift
@@ -215,11 +237,14 @@ class FairFuzzScheduler(Scheduler):
         if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
             hits = hits.copy()
             hits[np.fromiter(self.blacklist, np.int64)] = 0
-        rarest = rarest_branch(entry.edges, hits)
-        if rarest is None or rarest[1] > self.cutoff(hits):
+        rare = rare_branches(entry.edges, hits, self.cutoff(hits))
+        if not len(rare):
             return None
+        aimed = self.aimed.setdefault(entry.id, set())
+        target = next_target(rare, hits, aimed, rng)
+        aimed.add(target)
         self._selected_in_cycle = True
-        return Selection(entry, target=rarest[0], use_mask=self.use_mask)
+        return Selection(entry, target=target, use_mask=self.use_mask)
 
     def on_new_branch(self) -> None:
         self.cutoff_shift = 0

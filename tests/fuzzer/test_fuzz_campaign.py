@@ -23,6 +23,7 @@ from ffcc.fuzzer.executor import (
     StageKind,
     StageRequest,
 )
+from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.mask import ALL
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
@@ -105,7 +106,8 @@ class FakeExecutor:
 
 
 def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: bytes,
-                 max_execs: int, **options) -> tuple[Campaign, OutputDir]:
+                 max_execs: int, labels: LabelMap | None = None,
+                 **options) -> tuple[Campaign, OutputDir]:
     """One campaign of ``ex`` from a single seed, run to ``max_execs``."""
     seeds = tmp_path / "in"
     seeds.mkdir()
@@ -114,7 +116,7 @@ def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: b
                     max_execs=max_execs, seed=1, argv=("ffuzz",), **options)
     out = OutputDir(config.output_dir)
     out.open(resume=False)
-    campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600),
+    campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600), labels,
                         rng=random.Random(1))
     try:
         campaign.run(read_seeds(seeds))

@@ -16,7 +16,8 @@ from ffcc.fuzzer.scheduler import (
     FairFuzzScheduler,
     Scheduler,
     Selection,
-    rarest_branch,
+    least_hit,
+    rare_branches,
     rarity_cutoff,
 )
 
@@ -37,10 +38,64 @@ def test_cutoff_ignores_unhit_branches_and_empty_maps() -> None:
     assert rarity_cutoff(np.array([0, 0, 5], np.uint32)) == 8
 
 
-def test_rarest_branch_is_the_least_hit_among_the_entrys_branches() -> None:
+def test_rare_branches_are_the_entrys_hit_branches_within_the_cutoff() -> None:
     hits = np.array([0, 50, 3, 9, 1], np.uint32)
-    assert rarest_branch(np.array([1, 2, 3], np.uint32), hits) == (2, 3)
-    assert rarest_branch(np.array([], np.uint32), hits) is None
+    assert rare_branches(np.array([0, 1, 2, 3], np.uint32), hits, 16).tolist() == [2, 3]
+    assert rare_branches(np.array([], np.uint32), hits, 16).tolist() == []
+    assert least_hit(np.array([1, 2, 3], np.uint32), hits, random.Random(0)) == 2
+
+
+def test_equally_rare_branches_are_each_the_least_hit_some_of_the_time() -> None:
+    hits = np.array([0, 5, 5, 5, 2, 2], np.uint32)
+    branches, rng = np.array([1, 2, 3], np.uint32), random.Random(0)
+    picks = [least_hit(branches, hits, rng) for _ in range(300)]
+    assert {branch: picks.count(branch) > 60 for branch in (1, 2, 3)} == {1: True, 2: True, 3: True}
+    assert {least_hit(np.array([4, 5], np.uint32), hits, random.Random(seed))
+            for seed in range(20)} == {4, 5}  # also when the later index is a label slot
+
+
+def test_the_same_rng_seed_makes_the_same_choices() -> None:
+    hits = np.array([0, 3, 3, 3, 3, 3, 3], np.uint32)
+
+    def targets(seed: int) -> list[int | None]:
+        sched, rng, e = FairFuzzScheduler(), random.Random(seed), entry(0, [1, 2, 3, 4, 5, 6])
+        queue = Queue(7)
+        queue.add(e)
+        return [sched.select(e, queue, hits, 1, rng).target for _ in range(12)]
+
+    assert targets(4) == targets(4)
+    assert targets(4) != targets(5)
+
+
+def test_successive_selections_rotate_through_the_entrys_rare_branches() -> None:
+    """As afl-rb: each rare branch the entry hits once, rarest first; then the rarest again."""
+    hits = np.array([0, 3, 7, 900, 5, 0], np.uint32)  # cutoff 4: rare <= 4 -> doubled to 8
+    queue = Queue(6)
+    e, other = entry(0, [1, 2, 3, 4, 5]), entry(1, [1, 2])
+    queue.add(e)
+    queue.add(other)
+    sched, rng = FairFuzzScheduler(), random.Random(0)
+    sched.cutoff_shift = 1
+    assert [sched.select(e, queue, hits, 1, rng).target for _ in range(5)] == [1, 4, 2, 1, 1]
+    assert sched.select(other, queue, hits, 1, rng).target == 1  # each entry keeps its own
+    hits[2] = 1  # counts move on: the rarest is another branch now
+    assert sched.select(e, queue, hits, 1, rng).target == 2
+
+
+def test_a_label_and_its_twin_edge_take_turns_as_targets() -> None:
+    """Equal hit counts, the edge at the lower index: the label is aimed at all the same."""
+    hits = np.zeros(16, np.uint32)
+    edge, label = 3, 14
+    hits[[edge, label]] = 2
+    hits[[1, 2]] = 40
+    queue = Queue(16)
+    e = entry(0, [1, 2, edge, label])
+    queue.add(e)
+    sched, rng = FairFuzzScheduler(), random.Random(1)
+    first_two = {sched.select(e, queue, hits, 1, rng).target for _ in range(2)}
+    assert first_two == {edge, label}
+    later = [sched.select(e, queue, hits, 1, rng).target for _ in range(200)]
+    assert 60 < later.count(label) < 140 and set(later) == {edge, label}
 
 
 def test_fairfuzz_fuzzes_only_entries_whose_rarest_branch_is_rare() -> None:
@@ -211,15 +266,18 @@ def test_cycles_without_new_entries_stall_and_turn_splicing_on() -> None:
 
 
 def test_a_schedulers_state_survives_json_and_a_new_scheduler() -> None:
-    """What resume restores: the cursor, and FairFuzz's cutoff, blacklist and bootstrap."""
+    """What resume restores: the cursor, and FairFuzz's cutoff, blacklist, bootstrap and
+    each entry's targets so far."""
     fair = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
     fair.cursor.cycle, fair.cursor.position, fair.cursor.stalled_cycles = 7, 3, 2
     fair.cursor.splicing = True
     fair.cutoff_shift, fair.bootstrapping = 2, True
     fair.on_frozen_target(40)
+    fair.aimed = {0: {3, 14}, 5: {7}}
     again = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
     again.restore(json.loads(json.dumps(fair.state())))
     assert again.cursor == fair.cursor and again.state() == fair.state()
+    assert again.aimed == {0: {3, 14}, 5: {7}}
     plain = AflScheduler()  # the other schedule takes the walk and ignores the rest
     plain.restore(fair.state())
     assert plain.cursor == fair.cursor and plain.state() == {"cursor": fair.state()["cursor"]}

@@ -1,0 +1,130 @@
+"""Labels as FairFuzz targets (issue 12, item 2) and labels only crashes light (issue 13,
+item 2): what fuzzer_stats counts, what resume keeps, what the status line names."""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import fields, replace
+from pathlib import Path
+
+from fuzz_targets import ffuzz_env
+from helpers import REPO, ffcc, sample_sources
+from test_fuzz_campaign import FakeExecutor, campaign_run
+from test_resume import resume_campaign
+
+from ffcc.fuzzer.labels import LabelMap, LabelSite
+from ffcc.fuzzer.scheduler import FairFuzzScheduler
+from ffcc.fuzzer.stats import Snapshot
+from ffcc.fuzzer.status import summary_line, target_text
+from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
+
+# The fake executor's program: byte b hits map index 1 + b % 60, in a 64-byte map whose
+# last 8 bytes are the label region; 0x37 hits index 56, label slot 0.
+LABEL_AT_56 = LabelMap((LabelSite(4, "t.c", 9, "wm.ror.lt_le"),), 8)
+
+
+def test_a_database_record_names_its_label_and_edges_name_none(tmp_path) -> None:
+    write_label_db(tmp_path / "p", LabelDatabase(64, [
+        {"id": 3, "slot": 12, "file": "/src/dir/temperature.c", "line": 15,
+         "operator": "wm.ror.ge_le"},
+        {"id": 4, "slot": 13, "pruned": "infeasible"}, {"id": 5, "slot": 14}]))
+    labels = LabelMap.load(tmp_path / "p")
+    assert labels is not None and labels.label_ids == (*[-1] * 12, 3, -1, 5)
+    assert labels.site_at(1024 - 64 + 12, 1024) == LabelSite(3, "temperature.c", 15,
+                                                             "wm.ror.ge_le")
+    assert labels.site_at(1024 - 64 + 14, 1024) == LabelSite(5)
+    assert [labels.site_at(i, 1024) for i in (5, 1024 - 64 + 13, 1024 - 1)] == [None] * 3
+
+
+def blank_snapshot() -> Snapshot:
+    return Snapshot(**dict.fromkeys((f.name for f in fields(Snapshot)), 0))  # type: ignore[arg-type]
+
+
+def test_the_status_line_names_a_label_target_by_its_source_and_an_edge_by_its_index() -> None:
+    label = replace(blank_snapshot(), target=900, target_site=LabelSite(7, "temperature.c", 15,
+                                                                        "wm.ror.ge_le"))
+    assert target_text(label) == "label 7 (temperature.c:15 wm.ror.ge_le)"
+    assert "target label 7 (temperature.c:15 wm.ror.ge_le)" in summary_line(label)
+    edge = replace(blank_snapshot(), target=34, target_site=None)
+    assert target_text(edge) == "edge 34" and summary_line(edge).endswith("target edge 34")
+    assert target_text(replace(edge, target=None)) == "none"
+
+
+def test_selections_aimed_at_labels_are_counted_and_survive_a_resume(tmp_path) -> None:
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x37\x05",
+                              3000, labels=LABEL_AT_56)
+    progress = first.progress  # the seed's label 56 and edge 6, equally rare, take turns
+    assert progress.targets_selected > progress.targets_labels >= 1
+    stats = out.previous_stats()
+    assert (int(stats["targets_selected"]), int(stats["targets_labels"])) \
+        == (progress.targets_selected, progress.targets_labels)
+    again = resume_campaign(out.root.parent, FakeExecutor())
+    assert (again.progress.earlier.targets_selected, again.progress.earlier.targets_labels) \
+        == (progress.targets_selected, progress.targets_labels)
+
+
+def test_labels_found_counts_labels_only_crashes_light(tmp_path) -> None:
+    """Every label of this program sits in code only crashing inputs reach: the queue lights
+    none, fuzzer_stats counts those of the saved crash."""
+    source = tmp_path / "crash_only.c"
+    source.write_text(CRASH_ONLY_C)
+    ffcc("--wm", "-o", f"{tmp_path}/build/", str(source))
+    binary = tmp_path / "build/crash_only"
+    database = read_label_db(binary)
+    assert database is not None
+    outside = [label for label in database.labels if label["line"] != CRASH_ONLY_LINE]
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "one").write_bytes(b"\x01\x05\x00")
+    out = tmp_path / "out"
+    done = subprocess.run(["ffuzz", "-i", str(seeds), "-o", str(out), "-E", "100000",
+                           "--seed", "3", "--", str(binary), "@@"], capture_output=True,
+                          text=True, timeout=300,
+                          env=ffuzz_env(AFL_BENCH_UNTIL_CRASH="1"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = read_stats(out)
+    assert int(stats["saved_crashes"]) >= 1
+    assert int(stats["labels_found"]) > len(outside)
+
+
+CRASH_ONLY_LINE = 12
+CRASH_ONLY_C = r"""#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+  unsigned char buf[8] = {0};
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  if (buf[0] & 0x80) {
+    int level = buf[1];
+    if (level < 10) abort();
+    abort();
+  }
+  puts(buf[2] & 1 ? "odd" : "even");
+  return 0;
+}
+"""
+
+
+def read_stats(out: Path) -> dict[str, str]:
+    lines = (out / "default/fuzzer_stats").read_text().splitlines()
+    return {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in lines)}
+
+
+# Selections in a 20,000-execution campaign on this build aimed at labels 3 to 9 times on
+# seeds 1-3 (before labels took turns with their twin edges: never).
+LABEL_DENSE_EXECS = "20000"
+
+
+def test_a_fairfuzz_campaign_on_a_label_dense_build_aims_at_labels(tmp_path) -> None:
+    ffcc("--mcc", "--wm", "-o", f"{tmp_path}/build/", *sample_sources("temperature"), cwd=REPO)
+    out = tmp_path / "out"
+    done = subprocess.run(["ffuzz", "-i", str(REPO / "samples/temperature/seeds"), "-o",
+                           str(out), "-E", LABEL_DENSE_EXECS, "--seed", "1", "--",
+                           str(tmp_path / "build/temperature"), "@@"],
+                          capture_output=True, text=True, timeout=600, env=ffuzz_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    stats = read_stats(out)
+    assert int(stats["targets_labels"]) > 0, stats
+    assert int(stats["targets_selected"]) >= int(stats["targets_labels"])
