@@ -8,7 +8,7 @@ import json
 import pytest
 from helpers import ffcc, run_program
 
-# 20 ranges: 2^21 - 1 combinations of condition values, 911 with the default bound
+# 20 ranges: 2^21 - 1 combinations of condition values, 474 with the default bound
 RANGES = " || ".join(f"(c >= {i * 10} && c < {i * 10 + 5})" for i in range(20))
 PROGRAM = f"""#include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +45,10 @@ def test_the_default_bound_cuts_the_huge_decision_with_one_note(tmp_path, source
     done = ffcc("--mcc", "-O1", "-o", str(program), str(source), cwd=tmp_path)
     notes = [line for line in done.stderr.splitlines() if "note:" in line]
     assert notes == [f"ffcc: note: {source}:4: decision with 40 conditions bounded to windows "
-                     "of 8 (--mcc-max)"]
+                     "of 6 (--mcc-max)"]
     labels = labels_of(program)
     by_line = {line: sum(1 for label in labels if label["line"] == line) for line in (4, 7)}
-    assert by_line == {4: 911, 7: 17}  # the 16-atom chain keeps its 17 combinations whole
+    assert by_line == {4: 474, 7: 17}  # the 16-atom chain keeps its 17 combinations whole
     assert run_program([str(program), "42"]).stdout == b"1 0\n"
     estimate = ffcc("--estimate", "--mcc", str(source)).stdout.splitlines()[1].split()
     assert int(estimate[2]) == len(labels)

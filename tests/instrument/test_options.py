@@ -24,7 +24,7 @@ def test_wm_subset_and_values():
 
 
 def test_mcc_bound_defaults_to_the_rewriters_and_zero_lifts_it():
-    assert parse_options(["--mcc"], environ={}).mcc_bound == MCC_MAX_DEFAULT == 8
+    assert parse_options(["--mcc"], environ={}).mcc_bound == MCC_MAX_DEFAULT == 6
     assert parse_options(["--mcc-max=3"], environ={}).mcc_bound == 3
     assert parse_options(["--mcc-max=0"], environ={}).mcc_bound == 0
     assert f"(default {MCC_MAX_DEFAULT}; 0: no bound" in HELP

@@ -143,14 +143,14 @@ def test_bounded_decisions_get_windows_that_start_at_each_atom(tmp_path):
 
 
 def test_the_default_bound_cuts_only_huge_decisions(tmp_path):
-    assert LabelOptions().mcc_max == MCC_MAX_DEFAULT == 8
+    assert LabelOptions().mcc_max == MCC_MAX_DEFAULT == 6
     terms = " || ".join(f"(x >= {i * 10} && x < {i * 10 + 5})" for i in range(20))
     code = f"int f(int x) {{\n  if ({terms})\n    return 1;\n  return 0;\n}}\n"
     ann = annotate_code(tmp_path, code, MCC)  # 2^21 - 1 combinations unbounded
-    assert ann.bounded == [BoundedDecision(line=2, atoms=40, window=8)]
+    assert ann.bounded == [BoundedDecision(line=2, atoms=40, window=6)]
     tree = pairs_tree(20)
-    assert len(ann.labels) == combination_count(flow_of(tree, tuple_shape), 8) < 1000
-    assert all(len(l.predicate.split(" && ")) <= 8 for l in ann.labels)
+    assert len(ann.labels) == combination_count(flow_of(tree, tuple_shape), 6) < 500
+    assert all(len(l.predicate.split(" && ")) <= 6 for l in ann.labels)
     assert combination_count(flow_of(tree, tuple_shape), 0) == 2 ** 21 - 1
 
 
