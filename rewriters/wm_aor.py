@@ -8,10 +8,10 @@ undefined; every other dividend is killed as usual there). A mutant dividing by 
 trap, so a zero divisor kills it; the original dividing by zero is undefined, so no label fires
 there. ``a + b`` and ``a - b`` differ iff ``b != 0`` for a signed result, and also
 ``b != 2^(bits-1)`` for an unsigned one (where ``a + b == a - b`` modulo 2^bits). A constant
-right operand, or a 0/1 one (a comparison), can make the kill condition constant
-(kill_rules.literal_kill: ``x - 1`` to ``x * 1``, ``x * 0`` to ``x / 0``, ``x / -1`` to
-``x * -1``), and so can small operands (two ``unsigned char``: ``a + b`` never equals
-``a / b``): such mutants are not emitted.
+right operand, or one with few values (a comparison, ``_Bool``, ``char``), can make the kill
+condition constant (kill_rules.literal_kill: ``x - 1`` to ``x * 1``, ``x * 0`` to ``x / 0``,
+``x / -1`` to ``x * -1``), and so can small operands (two ``unsigned char``: ``a + b`` never
+equals ``a / b``): such mutants are not emitted.
 
 Floating values are the same when they compare equal or are both NaN: -0.0 equals 0.0 (as ``==``
 says; no comparison tells them apart), and a NaN mutant of a NaN original is no kill. Computing
@@ -51,6 +51,7 @@ FLOAT_EQUIVALENT = {frozenset("+-"): (0.0,), frozenset("*/"): (1.0, -1.0)}
 # For operands never negative and too small to overflow: a / b <= a <= a + b and a % b < b, equal
 # only for b == 0, which kills the mutant.
 NEVER_EQUAL_WHEN_SMALL = frozenset({frozenset("+/"), frozenset("+%")})
+FEW_VALUES = 256  # a right operand with fewer possible values has its kill conditions decided
 HELD_TARGET = "x86_64"  # where the floating-point environment can be held (held_difference)
 
 
@@ -161,8 +162,12 @@ def _value(op: str, unsigned: str, divisors: _Divisors) -> str:
 
 def _right_values(right: Operand, signed: bool, bits: int) -> tuple[int, ...] | None:
     """The values the right operand can have in the result type, when few are known: a
-    constant's, or 0 and 1 for a comparison or logical result."""
+    constant's, or those of a narrow type (``_Bool``, a comparison result, ``char``)."""
     if isinstance(right.value, int):
-        value = right.value % (1 << bits)
-        return (value - (1 << bits) if signed and value >> (bits - 1) else value,)
-    return (0, 1) if right.boolean else None
+        values = [right.value]
+    elif right.bounds is not None and right.bounds[1] - right.bounds[0] < FEW_VALUES:
+        values = list(range(right.bounds[0], right.bounds[1] + 1))
+    else:
+        return None
+    size = 1 << bits
+    return tuple(v % size - (size if signed and v % size >= size >> 1 else 0) for v in values)

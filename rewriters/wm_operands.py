@@ -12,7 +12,7 @@ from functools import cached_property
 
 from clang.cindex import Cursor, CursorKind, TypeKind
 
-from .kill_rules import EVERY, LT, ORDERED, Orderings
+from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Orderings
 from .operators import LOGICAL, RELATIONAL
 from .ops import binary_op, constant_number, unary_op
 from .sites import Binop
@@ -77,10 +77,16 @@ class Operand:
         return self.floating and (value is None or isinstance(value, float) and math.isnan(value))
 
     @property
-    def never_negative(self) -> bool:
-        """In the expression: unsigned as written or converted, or a 0/1 result."""
-        return self.boolean or (self.integer and self.own not in SIGNED_KINDS) or (
-            self.converted in INTEGER_KINDS and self.converted not in SIGNED_KINDS)
+    def bounds(self) -> tuple[int, int] | None:
+        """The least and greatest integer value it can have as written; None if not an
+        integer. (A bit-field's are its declared type's: wider, so still bounds.)"""
+        if self.boolean or self.own == TypeKind.BOOL:
+            return 0, 1
+        if not self.integer:
+            return None
+        if self.own in SIGNED_KINDS:
+            return -(1 << (self.own_bits - 1)), (1 << (self.own_bits - 1)) - 1
+        return 0, (1 << self.own_bits) - 1
 
     def below_half(self, bits: int) -> bool:
         """Never negative and below 2^(bits-1): narrower unsigned, or a 0/1 result."""
@@ -109,10 +115,32 @@ def operands(site: Binop) -> tuple[Operand, Operand]:
 
 def against_zero(operand: Operand) -> Orderings:
     """The orderings of (operand, 0) its values can have, in its own type."""
-    found = EVERY if operand.can_be_nan else ORDERED
-    if operand.boolean or (operand.integer and operand.own not in SIGNED_KINDS):
-        found -= {LT}
-    return found
+    bounds = operand.bounds
+    if bounds is None:
+        return EVERY if operand.can_be_nan else ORDERED
+    return _orderings(bounds, 0)
+
+
+def against_constant(operand: Operand, constant: Operand, site: Binop) -> Orderings:
+    """The orderings of (operand, constant) that ``operand OP constant`` can meet: for an
+    integer comparison, those its bounds allow (an unsigned value is never below 0, a 0/1 one
+    never above 1); otherwise every one (unordered too if the operand can be NaN)."""
+    bounds, value = operand.bounds, constant.value
+    comparison = operand.converted
+    if bounds is None or not isinstance(value, int) or comparison not in INTEGER_KINDS:
+        return EVERY if operand.can_be_nan else ORDERED
+    if comparison not in SIGNED_KINDS:  # both converted to an unsigned type of this width
+        size = 1 << (int(site.lhs.type.get_canonical().get_size()) * 8)
+        value %= size
+        if not operand.sign_kept:  # a negative value converts to a large one
+            bounds = 0, size - 1
+    return _orderings(bounds, value)
+
+
+def _orderings(bounds: tuple[int, int], value: int) -> Orderings:
+    low, high = bounds
+    return frozenset(ordering for ordering, possible in (
+        (LT, low < value), (EQ, low <= value <= high), (GT, high > value)) if possible)
 
 
 def zero_key(slot: str, kill: Orderings) -> str:

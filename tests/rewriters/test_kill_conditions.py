@@ -1,6 +1,7 @@
 """Brute force: every WM kill condition against the mutant it stands for, over value grids.
 
-For each operand type, one C file holds a function per site (``a OP b`` for every relational and
+For each operand type (int, unsigned, long long, unsigned char, short, _Bool, double, float), one
+C file holds a function per site (``a OP b`` for every relational and
 arithmetic operator, ``a OP c`` for constants c, ``c OP a`` for relational operators and zero,
 ``a OP (b > 0)``, ``a && b``, ``a || b``), annotated with every WM group; it is compiled once
 (with UBSan, no recovery: a label must not add undefined behaviour) with the original functions
@@ -64,6 +65,7 @@ TYPES = {
                           "-1e308", "DBL_MIN", "4.9e-324", "DBL_MAX", "INFINITY", "-INFINITY",
                           "NAN"),
                ("0.0", "1.0", "-1.0", "2.0", "0.5", "1e308"), "0.0"),
+    "bool": ("_Bool", ("0", "1"), ("0", "1", "2", "-1"), "0"),
     "float": ("float", ("0.0f", "-0.0f", "1.0f", "-1.0f", "2.0f", "0.5f", "3.0f", "1e8f",
                         "1e38f", "-1e38f", "FLT_MIN", "1e-45f", "FLT_MAX", "INFINITY",
                         "-INFINITY", "NAN"),
@@ -120,7 +122,7 @@ typedef void site_function(t, t, void *);
 
 def helpers(c_type: str) -> str:
     floating = c_type in ("double", "float")
-    signed = floating or not c_type.startswith("unsigned")
+    signed = floating or not c_type.startswith("unsigned") or c_type == "unsigned char"  # r
     if floating:
         arithmetic = {op: f"*out = x {c} y; return 0;" for op, c in
                       (("add", "+"), ("sub", "-"), ("mul", "*"))}

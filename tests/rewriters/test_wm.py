@@ -325,3 +325,15 @@ def test_cor_speculates_a_division_by_minus_one_but_not_min_by_it(tmp_path, cc):
     assert len(and_rhs) == 1 and and_rhs <= run(binary, ["0", "-8", "-1"]).hits
     extreme = run(binary, ["0", "-2147483648", "-1"])
     assert extreme.status == 0 and not extreme.stderr and not and_rhs & extreme.hits
+
+
+@pytest.mark.parametrize("code, decl, operators", [
+    ("b == 1", "_Bool b", []),  # b < 1 is b != 1, b <= 1 always true, ...: all trivial
+    ("b != 0", "_Bool b", []),
+    ("c <= 255", "unsigned char c", ["wm.ror.le_lt", "wm.ror.le_ge"]),  # c <= 255 always
+    ("a - b", "int a, _Bool b", ["wm.aor.sub_add", "wm.aor.sub_mul", "wm.aor.sub_mod"]),
+])
+def test_operands_with_few_values_have_no_constant_mutants(tmp_path, code, decl, operators):
+    found = annotate_code(tmp_path, f"int f({decl}) {{\n  return {code};\n}}\n",
+                          wm("ROR", "AOR"))
+    assert [label.operator for label in found.labels] == operators
