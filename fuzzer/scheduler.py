@@ -66,7 +66,7 @@ def next_target(rare: np.ndarray, hits: np.ndarray, aimed: set[int],
 
 def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
     """numHits restricted to branches some queue-worthy run covered (a branch only crashes
-    reach can be no entry's rarest branch)."""
+    reach can be no entry's target)."""
     return np.where(virgin != 0xFF, branch_hits, 0)
 
 
