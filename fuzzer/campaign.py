@@ -7,6 +7,8 @@ before the stage makes its next child, so a SIGKILL loses at most the
 executions in flight; what is not a file of its own (hit counts, each entry's
 history, the queue walk) is saved with the stats at every STATS_INTERVAL and
 at exit (state.py), so a resumed campaign (-i -) goes on where it was.
+An instance in a sync directory (-M/-S) imports its peers' new entries and
+their FairFuzz hit counts between two entries, at the sync interval (sync.py).
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ from ffcc.fuzzer.shadow import LOG_NAME, ShadowRow, append_row
 from ffcc.fuzzer.state import CampaignState, EntryRecord
 from ffcc.fuzzer.stats import Progress, Snapshot, append_plot, snapshot, write_fuzzer_stats
 from ffcc.fuzzer.status import Status
+from ffcc.fuzzer.sync import PeerEntry, SyncDir
+from ffcc.runtime.abi import MAX_INPUT
 from ffcc.runtime.files import write_atomic
 
 STATS_INTERVAL = 5.0
@@ -70,6 +74,8 @@ class Campaign:
         self._next_status = 0.0
         self._next_stats = 0.0
         self._edge_end = edge_region_end(labels, executor.map_size)
+        self.sync = SyncDir(outdir, config.sync) if config.sync is not None else None
+        self._peer_hits: np.ndarray | None = None  # the peers' summed counts, last sync
         self._readme = CRASH_README.format(command=shlex.join(config.argv),
                                            memory=f"{config.mem_limit_mb} MB"
                                            if config.mem_limit_mb else "none")
@@ -108,6 +114,8 @@ class Campaign:
                             f"bytes, timeout {self.executor.timeout_ms} ms")
         self.checkpoint()
         while not self.stopping():
+            if self.sync is not None and self.sync.due():
+                self.sync_peers(self.sync)
             selection = self.scheduler.next(self.queue, self.queue_hits(), self.rng)
             if selection is not None:
                 self.fuzz_one(selection)
@@ -293,6 +301,44 @@ class Campaign:
             handicap=max(self.scheduler.cursor.cycle - 1, 0)))
         self.scheduler.on_new_entry(finding.new_edges)
 
+    # -- sync directory ----------------------------------------------------
+
+    def sync_peers(self, sync: SyncDir) -> None:
+        """Import what is new in the peers' queues and -F directories, then share this
+        instance's hit counts and take the peers' latest."""
+        self.progress.stage = "sync"
+        for peer in sync.peers():
+            entries = sync.new_entries(peer)
+            for entry in entries:
+                self.import_entry(entry)
+            sync.done(peer, entries)
+        for entry in sync.foreign_entries():
+            self.import_entry(entry)
+        sync.share_hits(self.executor.branch_hits())
+        self._peer_hits = sync.peer_hits(self.executor.map_size)
+
+    def import_entry(self, peer_entry: PeerEntry) -> None:
+        """A peer's entry joins the queue if running it gives new coverage here (as
+        afl-fuzz's sync does); it is named after its peer and the id it had there."""
+        try:
+            data = peer_entry.path.read_bytes()
+        except FileNotFoundError:  # the peer renumbered its queue on resume
+            return
+        if not 0 < len(data) <= MAX_INPUT:
+            return
+        cal = calibrate(self.executor, data, count_hits=True, generous=True)
+        if cal.status != RunStatus.OK or not cal.new_bits:
+            return
+        desc = f"sync:{peer_entry.peer},src:{peer_entry.source:06d}" \
+            + (",+cov" if cal.new_bits == 2 else "")
+        entry_id = self.queue.next_id
+        path = self.outdir.save_queue_entry(entry_id, desc, data)
+        self.queue.add(QueueEntry(entry_id, path, data, cal.edges, cal.exec_us,
+                                  cal.bitmap_size, cal.checksum, variable=cal.variable,
+                                  handicap=max(self.scheduler.cursor.cycle - 1, 0)))
+        self.scheduler.on_new_entry(cal.new_bits == 2)
+        self.progress.imported += 1
+
     # -- corpus loading ----------------------------------------------------
 
     def load_seeds(self, seeds: list[tuple[Path, bytes]]) -> None:
@@ -374,7 +420,12 @@ class Campaign:
     # -- numbers -----------------------------------------------------------
 
     def queue_hits(self) -> np.ndarray:
-        return queue_hits(self.executor.virgin(), self.executor.branch_hits())
+        """FairFuzz's rarity input: this instance's hit counts plus, in a sync directory,
+        its peers' as of the last sync."""
+        hits = self.executor.branch_hits()
+        if self._peer_hits is not None:
+            hits = hits + self._peer_hits
+        return queue_hits(self.executor.virgin(), hits)
 
     def total_execs(self) -> int:
         return self.progress.earlier.execs + self.executor.counters().execs

@@ -1,7 +1,8 @@
 """`ffuzz`: afl-fuzz's command line, FairFuzz's options, one-line errors.
 
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D]
-          [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N] -- prog [args] @@
+          [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
+          [-M NAME | -S NAME] [-F DIR] [--sync-seconds S] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
 `ffuzz report OUT` and `ffuzz plot OUT...` read a campaign (report_cli.py).
@@ -28,6 +29,7 @@ from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Sc
 from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.stats import write_setup_files
 from ffcc.fuzzer.status import make_status
+from ffcc.fuzzer.sync import sync_settings
 
 
 def parse_timeout(text: str | None) -> int | None:
@@ -76,16 +78,24 @@ def parse_memory(text: str) -> int:
 @click.option("--seed", type=int, help="Seed of the random generator (default: random).")
 @click.option("--no-batch", "no_batch", is_flag=True,
               help="One child per request even when the target's ffcc runtime runs batches.")
+@click.option("-M", "main", help="Main instance NAME in the sync directory -o.")
+@click.option("-S", "secondary", help="Secondary instance NAME in the sync directory -o.")
+@click.option("-F", "foreign", multiple=True, type=click.Path(path_type=Path),
+              help="With -M: also import from this foreign fuzzer's queue (repeatable).")
+@click.option("--sync-seconds", type=float,
+              help="Seconds between syncs with -M/-S (default: AFL_SYNC_TIME minutes, or 30).")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_obj
 def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str | None, memory: str,
             dictionaries: tuple[Path, ...], max_seconds: float | None, max_execs: int | None,
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
-            no_mask: bool, shadow: bool, seed: int | None, no_batch: bool,
+            no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
+            secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
             target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
-    resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1"
-                                  and OutputDir(output_dir).has_campaign())
+    sync = sync_settings(main, secondary, foreign, sync_seconds)
+    resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1" and OutputDir(
+        output_dir, sync.name if sync else "default").has_campaign())
     config = Config(
         input_dir=None if resume else Path(input_dir), output_dir=output_dir,
         target_argv=target, timeout_ms=parse_timeout(timeout),
@@ -96,7 +106,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
-        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv))
+        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync)
     run(config)
 
 
@@ -112,7 +122,7 @@ def run(config: Config) -> None:
     check_target(command_line.binary)
     tokens = [t for path in config.dictionaries for t in load_dictionary(path)]
     seeds = None if config.input_dir is None else read_seeds(config.input_dir)
-    outdir = OutputDir(config.output_dir)
+    outdir = OutputDir(config.output_dir, config.instance)
     outdir.open(resume=config.input_dir is None)
     bind_to_free_cpu()
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.scheduler import Bootstrap
+from ffcc.fuzzer.sync import SyncSettings
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_HANG_TIMEOUT_MS = 1000  # AFL++'s: a suspected hang is re-run with this timeout
@@ -34,6 +35,12 @@ class Config:
     stop_on_crash: bool = False     # AFL_BENCH_UNTIL_CRASH
     hang_timeout_ms: int = DEFAULT_HANG_TIMEOUT_MS  # AFL_HANG_TMOUT
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup
+    sync: SyncSettings | None = None  # -M/-S NAME: an instance in the sync dir -o
+
+    @property
+    def instance(self) -> str:
+        """The output directory's subdirectory: the -M/-S name, or default."""
+        return self.sync.name if self.sync is not None else "default"
 
 
 def hang_timeout_ms(environ: Mapping[str, str] = os.environ) -> int:

@@ -54,8 +54,9 @@ def id_of(name: str) -> int | None:
 
 
 def parent_id(name: str) -> int | None:
-    """The id of the entry a queue file was made from (src:, the first of a splice)."""
-    match = _SRC.search(name)
+    """The id of the entry a queue file was made from (src:, the first of a splice); None
+    for an entry imported from a peer (its src: is the peer's id)."""
+    match = None if ",sync:" in name else _SRC.search(name)
     return int(match.group(1)) if match else None
 
 
@@ -97,10 +98,10 @@ class Resumed:
 
 
 class OutputDir:
-    """out/default of one campaign."""
+    """OUT/NAME of one campaign: NAME is default, or the -M/-S name in a sync directory."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root / "default"
+    def __init__(self, root: Path, name: str = "default") -> None:
+        self.root = root / name
         self.queue = self.root / "queue"
         self.crashes = self.root / "crashes"
         self.hangs = self.root / "hangs"

@@ -9,7 +9,7 @@ loses at most the last interval's counts.  The queue files stay the truth: an
 entry saved after the last state has no record and is calibrated as a new
 find; a record whose file is gone is ignored.
 
-    {"format": "ffuzz-state", "version": 2, "map_size": 65536,
+    {"format": "ffuzz-state", "version": 3, "map_size": 65536,
      "totals": {"run_time": 25, "execs": 123456, ...},
      "scheduler": {"cursor": {"cycle": 3, "position": 7, ...}, "cutoff_shift": 0, ...},
      "entries": {"name": ["id:000000,time:0,execs:0,orig:seed", ...], "depth": [1, ...],
@@ -22,7 +22,9 @@ an object per entry, which matters with tens of thousands of entries.
 
 Version 2 added the FairFuzz target counters to "totals" (and the scheduler's per-entry
 targets, which a scheduler's restore may ignore); a version 1 file reads as one whose
-counters were zero.  An older ffuzz refuses a version 2 file rather than drop them.
+counters were zero.  Version 3 added "imported" (entries taken from peers in a sync
+directory; their .synced/ files stay in the output directory).  An older ffuzz refuses a
+newer file rather than drop its counters.
 """
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ from ffcc.runtime.files import write_atomic
 
 FILE_NAME = "ffuzz_state.json"
 FORMAT = "ffuzz-state"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Totals:
     exec_timeout: int = 0      # ms; 0: not known
     targets_selected: int = 0  # FairFuzz selections with a target branch
     targets_labels: int = 0    # those whose target was a label slot
+    imported: int = 0          # entries imported from peers (-M/-S)
 
 
 @dataclass(frozen=True)
@@ -159,5 +162,6 @@ def from_fuzzer_stats(stats: dict[str, str]) -> CampaignState:
                     if "execs_since_crash" in stats else 0,
                     exec_timeout=number("exec_timeout"),
                     targets_selected=number("targets_selected"),
-                    targets_labels=number("targets_labels"))
+                    targets_labels=number("targets_labels"),
+                    imported=number("corpus_imported"))
     return CampaignState(totals, {"cursor": {"cycle": number("cycles_done")}})

@@ -47,6 +47,7 @@ class Snapshot:
     corpus_count: int
     corpus_favored: int
     corpus_found: int
+    corpus_imported: int     # entries taken from peers in a sync directory
     corpus_variable: int
     max_depth: int
     pending_total: int
@@ -117,6 +118,7 @@ class Progress:
     current_site: LabelSite | None = None  # its target's label, when it is one
     targets_selected: int = 0            # this session's selections with a target
     targets_labels: int = 0              # those whose target was a label
+    imported: int = 0                    # this session's entries taken from peers
     earlier: Totals = field(default_factory=Totals)  # earlier sessions' totals
     saved_crashes: int = 0               # = the next crash id
     saved_hangs: int = 0
@@ -154,7 +156,8 @@ class Progress:
                       last_hang=self.last_hang, last_crash_execs=self.last_crash_execs,
                       exec_timeout=exec_timeout,
                       targets_selected=earlier.targets_selected + self.targets_selected,
-                      targets_labels=earlier.targets_labels + self.targets_labels)
+                      targets_labels=earlier.targets_labels + self.targets_labels,
+                      imported=earlier.imported + self.imported)
 
     def elapsed_ms(self) -> int:
         """Fuzzing time of all sessions, as queue file names give it (time:...)."""
@@ -182,6 +185,7 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         execs_ps_last_min=progress.minute.per_second(now, counters.execs),
         corpus_count=len(queue), corpus_favored=queue.favoured_count,
         corpus_found=sum(e.parent is not None for e in queue),
+        corpus_imported=totals.imported,
         corpus_variable=sum(e.variable for e in queue),
         max_depth=queue.max_depth, pending_total=queue.pending_total,
         pending_favs=queue.pending_favoured,
@@ -226,7 +230,7 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("execs_per_sec", f"{s.execs_per_sec:.2f}"),
         ("execs_ps_last_min", f"{s.execs_ps_last_min:.2f}"),
         ("corpus_count", s.corpus_count), ("corpus_favored", s.corpus_favored),
-        ("corpus_found", s.corpus_found), ("corpus_imported", 0),
+        ("corpus_found", s.corpus_found), ("corpus_imported", s.corpus_imported),
         ("corpus_variable", s.corpus_variable), ("max_depth", s.max_depth),
         ("cur_item", s.cur_item), ("pending_favs", s.pending_favs),
         ("pending_total", s.pending_total), ("stability", f"{s.stability:.2f}%"),

@@ -107,7 +107,7 @@ def test_an_afl_output_dir_resumes_with_its_deterministic_marks(tmp_path) -> Non
 def test_a_state_file_ffuzz_cannot_read_is_a_one_line_error(tmp_path, content) -> None:
     _, out = campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x01\x02", 1000)
     out.state_file.write_text(content)
-    with pytest.raises(FuzzerError, match="not an ffuzz state file of version 1 or 2; remove it"):
+    with pytest.raises(FuzzerError, match="not an ffuzz state file of version 1 or 2 or 3; remove it"):
         resume_campaign(out.root.parent, FakeExecutor())
     assert out.state_file.read_text() == content  # a failed resume writes nothing
 
