@@ -7,12 +7,18 @@
  * __afl_fuzz_len and __afl_sharedmem_fuzzing are the ABI of AFL++'s
  * persistent-mode macros, kept so that harnesses written for afl-clang-fast
  * build unchanged.  Batch mode (ffcc_protocol.h, Batches) is the same loop
- * with the persistent child talking to the fuzzer itself. */
+ * with the persistent child talking to the fuzzer itself.
+ *
+ * A process the program forks from the persistent child is a copy of it, not
+ * a run: if it reaches the loop it leaves it (its parent runs the loop), and
+ * in batch mode it gives up the fuzzer's pipes at once, so that only the
+ * child the forkserver made ever answers the fuzzer. */
 #define _GNU_SOURCE
 #include "ffcc_protocol.h"
 #include "ffcc_names.h"
 #include "ffcc_rt.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +26,9 @@
 #include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 /* Set to 1 by __AFL_FUZZ_INIT() in programs that read test cases from memory. */
 extern int __afl_sharedmem_fuzzing __attribute__((weak));
@@ -31,6 +40,8 @@ uint8_t *__afl_fuzz_ptr;
 static int started;
 static int persistent;
 static struct ffcc_batch *batch; /* batch mode when set */
+static int forkserver_forking;   /* set around the forkserver's own fork() */
+static int program_copy;         /* this process was forked by the program */
 
 static int write_word(uint32_t word) {
   return write(FFCC_FD_STATUS, &word, 4) == 4;
@@ -85,19 +96,39 @@ static void end_case(void) {
   batch->done = i + 1;
 }
 
+/* Begin the batch's next case; 0 when there is none (an empty batch asks the
+ * child to leave its loop at once). */
+static int take_case(void) {
+  if (batch->done >= batch->count) return 0;
+  begin_case();
+  return 1;
+}
+
 /* Between iterations in batch mode: the next case, or report the batch and
- * wait for the next one, as the forkserver would around a SIGSTOP. */
-static void next_case(void) {
+ * wait for the next one, as the forkserver would around a SIGSTOP.  Returns
+ * 0 when the fuzzer asks the child to leave its loop. */
+static int next_case(void) {
   end_case();
   if (batch->done < batch->count) {
     begin_case();
-    return;
+    return 1;
   }
+  if (batch->leave) return 0;
   uint32_t request; /* what waitpid() says of a child stopped by SIGSTOP */
   if (!write_word((uint32_t)((SIGSTOP << 8) | 0x7f)) || !read_word(&request) ||
       !write_word((uint32_t)getpid()))
     _exit(0);
-  begin_case();
+  return take_case();
+}
+
+/* pthread_atfork child handler: a fork() by the program, not by the forkserver. */
+static void forked_by_program(void) {
+  if (forkserver_forking) return;
+  program_copy = 1;
+  if (batch) {
+    close(FFCC_FD_CONTROL);
+    close(FFCC_FD_STATUS);
+  }
 }
 
 /* Map the fuzzer's test-case segment: a u32 length, then the bytes. */
@@ -125,9 +156,15 @@ static void serve(void) {
       if (waitpid(child, &status, 0) < 0) _exit(1);
     }
     if (!child_stopped) {
+      forkserver_forking = 1;
       child = fork();
+      forkserver_forking = 0;
       if (child < 0) _exit(1);
       if (child == 0) {
+#ifdef __linux__
+        /* A persistent child outlives many requests: it must not outlive the forkserver. */
+        if (persistent) prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
         if (batch) { /* the child answers for itself until it dies */
           if (!write_word((uint32_t)getpid())) _exit(1);
           return;
@@ -159,6 +196,7 @@ static void start_forkserver(void) {
     batch = NULL;
     return;
   }
+  pthread_atfork(NULL, NULL, forked_by_program);
   if (want_shared_input) {
     uint32_t reply;
     if (!read_word(&reply)) _exit(1);
@@ -173,21 +211,22 @@ void __afl_manual_init(void) { start_forkserver(); }
 int __afl_persistent_loop(unsigned int max_iterations) {
   static int first_pass = 1;
   static unsigned int remaining;
+  if (program_copy) { /* the program's fork: its parent runs the loop */
+    if (persistent) ffcc_map_detach_to_scratch();
+    return 0;
+  }
   if (first_pass) {
     /* Drop what ran before the loop so every iteration measures alike. */
     if (persistent) memset(ffcc_map.area, 0, ffcc_map.edge_size + ffcc_map.label_size);
     ffcc_map_reset_path();
     remaining = max_iterations;
     first_pass = 0;
-    if (batch) begin_case();
-    return 1;
-  }
-  if (batch) {
-    if (--remaining) {
-      next_case();
+    if (!batch || take_case()) return 1;
+  } else if (batch) {
+    if (!--remaining)
+      end_case(); /* the fuzzer starts the rest of the batch in a fresh child */
+    else if (next_case())
       return 1;
-    }
-    end_case(); /* the fuzzer starts the rest of the batch in a fresh child */
   } else if (persistent && --remaining) {
     raise(SIGSTOP);
     ffcc_map_reset_path();

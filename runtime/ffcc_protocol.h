@@ -24,7 +24,12 @@
  * then writes a stopped status (WIFSTOPPED) itself instead of raising
  * SIGSTOP.  A child that dies mid-batch is reported by the forkserver as
  * usual; `started` > `done` then says its last case was running, and its
- * trace is in the map.
+ * trace is in the map; `started` == `done` says it died outside a case
+ * (between cases, after its loop, at exit, or while waiting for the next
+ * batch: then its status comes where its pid was expected).  With `leave`
+ * set, the child leaves its persistent loop after the batch's last case
+ * instead of waiting for another batch (an empty batch: at once), so that
+ * the fuzzer sees what the program does at exit.
  *
  * Map layout: [edge region][label region].  The label region mirrors the
  * binary's FFCC_LABEL_SECTION (unit headers, then one byte per label slot) and
@@ -86,6 +91,7 @@ struct ffcc_batch {
   uint32_t offset[FFCC_BATCH_MAX];       /* fuzzer: case i's bytes at FFCC_BATCH_DATA + offset */
   uint32_t len[FFCC_BATCH_MAX];          /* fuzzer: case i's length */
   uint32_t elapsed_us[FFCC_BATCH_MAX];   /* target: how long each finished case ran */
+  uint32_t leave;                        /* fuzzer: 1 = leave the loop after this batch */
 };
 _Static_assert(sizeof(struct ffcc_batch) <= FFCC_BATCH_DATA, "batch header too big");
 _Static_assert(FFCC_BATCH_MAPS == FFCC_BATCH_DATA + FFCC_BATCH_DATA_SIZE, "batch layout");
