@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -138,13 +141,32 @@ def run(config: Config) -> None:
             status.message(f"the target's ffcc runtime runs batches of up to "
                            f"{executor.batch_size()} children per request")
         try:
-            Campaign(config, executor, outdir, make_scheduler(config), status,
-                     LabelMap.load(command_line.binary)).run(seeds)
+            campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
+                                LabelMap.load(command_line.binary))
+            with wake_at(config.max_seconds):
+                campaign.run(seeds)
         finally:
             status.close()
             executor.close()
     finally:
         outdir.close()
+
+
+@contextmanager
+def wake_at(seconds: float | None) -> Iterator[None]:
+    """A SIGALRM when -V is up.  Like any signal it makes the C core cut the running case
+    short, so a slow or hanging case cannot hold the campaign past its time; the campaign's
+    own clock then stops it."""
+    if seconds is None:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _crash_exitcode() -> int | None:
@@ -162,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
             command.main(args=args, prog_name="ffuzz", standalone_mode=False, obj=args)
     except FuzzerError as exc:
         print(f"ffuzz: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"ffuzz: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     except click.ClickException as exc:
         exc.show()

@@ -3,10 +3,15 @@
 The campaign only talks to an Executor: calibrate an input, run a stage (a
 batch of executions in C that yields only findings), trim, and read the
 coverage maps as numpy views.  Tests substitute a fake executor.
+
+A stage call returns to Python at least every SLICE_SECONDS, and at once when
+a signal arrives (Ctrl-C, SIGTERM): Python's signal handlers only run between C
+calls, so the C core watches the signal wakeup fd and kills the running child.
 """
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -179,6 +184,35 @@ def target_environment(binary: Path, shm_id: int, shm_fuzz_id: int,
     return env
 
 
+_interrupt_fd: int | None = None
+
+
+def interrupt_fd() -> int:
+    """The read end of the pipe Python writes to when a signal arrives (its wakeup fd),
+    made once per process and shared by every engine; -1 when it cannot be had."""
+    global _interrupt_fd
+    if _interrupt_fd is None:
+        _interrupt_fd = _wakeup_pipe()
+    return _interrupt_fd
+
+
+def _wakeup_pipe() -> int:
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    try:
+        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        previous = None
+    if previous == -1:
+        return read_end
+    if previous is not None:  # someone else's wakeup fd: theirs it stays
+        signal.set_wakeup_fd(previous)
+    os.close(read_end)
+    os.close(write_end)
+    return -1
+
+
 def check_target(binary: Path) -> None:
     """Refuse, in one line, a target that cannot be fuzzed."""
     if not binary.exists():
@@ -209,6 +243,7 @@ class NativeExecutor:
             if engine == ffi.NULL:
                 raise FuzzerError("cannot allocate the shared-memory coverage map")
             self._engine = ffi.gc(engine, lib.ffcc_engine_free)
+            lib.ffcc_engine_set_interrupt_fd(self._engine, interrupt_fd())
             if crash_exitcode is not None:
                 lib.ffcc_engine_set_crash_exitcode(self._engine, crash_exitcode)
             needed = self._start(input_path, mem_limit_mb, show_child_output)
@@ -264,7 +299,7 @@ class NativeExecutor:
         lib.ffcc_calibrate(self._engine, buf, len(data), runs, self.timeout_ms, int(count_hits), out)
         status = RunStatus(out.status)
         if status == RunStatus.ERROR:
-            raise FuzzerError("the forkserver died while calibrating; is the target stable?")
+            raise FuzzerError(f"{self._error()} (while calibrating an input)")
         edges = np.flatnonzero(self._calibrated).astype(np.uint32) if status == RunStatus.OK \
             else np.zeros(0, np.uint32)
         return Calibration(status, out.signal, out.new_bits, bool(out.variable), out.exec_us,
@@ -293,6 +328,7 @@ class NativeExecutor:
         st.budget = request.budget
         st.timeout_ms = self.timeout_ms
         st.cycle = request.cycle
+        st.call_ms = int(self.SLICE_SECONDS * 1000)
         while True:
             st.call_limit = self._execs_per_slice
             started, execs_before = time.monotonic(), st.execs
@@ -300,7 +336,7 @@ class NativeExecutor:
             self._adapt_slice(st.execs - execs_before, time.monotonic() - started)
             request.execs, request.target_hits = int(st.execs), int(st.target_hits)
             if stop == lib.FFCC_STOP_ERROR:
-                raise FuzzerError("the forkserver died (target killed from outside, or out of memory?)")
+                raise FuzzerError(self._error())
             if stop == lib.FFCC_STOP_FINISHED:
                 return
             if stop == lib.FFCC_STOP_LIMIT:
@@ -312,6 +348,11 @@ class NativeExecutor:
             yield Finding(kind, bytes(ffi.buffer(st.out, st.out_len)), st.new_bits == 2,
                           int(st.signal), None if request.kind == StageKind.HAVOC else int(st.position),
                           edges)
+
+    def _error(self) -> str:
+        """The C core's one line on why the target could not be run."""
+        return ffi.string(lib.ffcc_engine_error(self._engine)).decode(errors="replace") \
+            or "the forkserver died (target killed from outside, or out of memory?)"
 
     def _adapt_slice(self, execs: int, seconds: float) -> None:
         """Size C calls to about SLICE_SECONDS so Ctrl-C and -V stay prompt."""

@@ -41,7 +41,7 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
     struct ffcc_mutator *m = &e->mut;
     struct ffcc_children *c = &e->children;
     fsrv->pid = fsrv->child_pid = -1;
-    fsrv->ctl_fd = fsrv->st_fd = fsrv->input_fd = -1;
+    fsrv->ctl_fd = fsrv->st_fd = fsrv->input_fd = fsrv->interrupt_fd = -1;
     fsrv->crash_exitcode = -1;
     fsrv->trace_capacity = shm_size;
     fsrv->trace = attach_private_shm(shm_size, &fsrv->trace_id);
@@ -56,7 +56,8 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
     m->spliced_mask = malloc(FFCC_SHM_FUZZ_MAX + 1);
     m->scratch = malloc(FFCC_SHM_FUZZ_MAX);
     if (!m->scratch || !fsrv->trace || !fsrv->shm_fuzz || !m->work || !m->work_mask ||
-        !m->spliced || !m->spliced_mask || !fsrv->batch || !c->stash_maps || !c->stash_data) {
+        !m->spliced || !m->spliced_mask || !fsrv->batch || !c->stash_maps || !c->stash_data ||
+        ffcc_deaths_alloc(&e->deaths)) {
         ffcc_engine_free(e);
         return NULL;
     }
@@ -85,6 +86,7 @@ void ffcc_engine_free(ffcc_engine *e)
     if (e->fsrv.batch) shmdt(e->fsrv.batch);
     free(e->children.stash_maps);
     free(e->children.stash_data);
+    ffcc_deaths_free(&e->deaths);
     free_maps(&e->maps);
     free(e->mut.work);
     free(e->mut.work_mask);
@@ -114,13 +116,16 @@ int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size)
 }
 
 /* Accessors: ids and sizes once per forkserver start; counters at every stop check
- * (each stage slice); token counts per fuzzed entry and per status update. */
+ * (each stage slice); token counts per fuzzed entry and per status update; the
+ * interrupt fd once per engine; the error once per failure. */
 int ffcc_engine_shm_id(ffcc_engine *e) { return e->fsrv.trace_id; }
 int ffcc_engine_shm_fuzz_id(ffcc_engine *e) { return e->fsrv.shm_fuzz_id; }
 int ffcc_engine_batch_shm_id(ffcc_engine *e) { return e->fsrv.batch_id; }
 int ffcc_fsrv_batch_size(ffcc_engine *e) { return (int)e->fsrv.batch_cap; }
 int ffcc_fsrv_uses_shm_input(ffcc_engine *e) { return e->fsrv.use_shm_input; }
 void ffcc_engine_set_crash_exitcode(ffcc_engine *e, int code) { e->fsrv.crash_exitcode = code; }
+void ffcc_engine_set_interrupt_fd(ffcc_engine *e, int fd) { e->fsrv.interrupt_fd = fd; }
+const char *ffcc_engine_error(ffcc_engine *e) { return e->fsrv.error; }
 uint32_t ffcc_engine_token_count(ffcc_engine *e) { return e->mut.token_count; }
 uint32_t ffcc_engine_auto_token_count(ffcc_engine *e) { return e->mut.auto_token_count; }
 void ffcc_engine_counters(ffcc_engine *e, struct ffcc_counters *out) { *out = e->fsrv.counters; }

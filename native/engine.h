@@ -11,7 +11,9 @@
  *  - struct ffcc_mutator: the RNG, the tokens and the buffers children are
  *    built in;
  *  - struct ffcc_children: a stage's children between being made and being
- *    judged (batch.c).
+ *    judged (batch.c);
+ *  - struct ffcc_deaths: the cases a persistent child has run, kept until it
+ *    dies, so that a crash outside every case can be pinned on one (batch.c).
  * Functions that move data between parts (run a child, judge it) take the
  * engine. */
 #ifndef FFCC_ENGINE_H
@@ -27,6 +29,16 @@
 #define FFCC_MAX_TOKENS 512
 #define FFCC_MAX_TOKEN_LEN 128
 #define FFCC_ARITH_MAX 35 /* arithmetic mutations add or subtract 1..FFCC_ARITH_MAX (AFL) */
+/* How long the forkserver may take to answer a request or to report a child
+ * the fuzzer killed, before the fuzzer gives up on it. */
+#define FFCC_GRACE_MS 2000
+/* Wall time for pinning one crash outside the cases on a case. */
+#define FFCC_SEARCH_MS 2000
+/* At most this many crashes outside the cases go unsearched between two searches. */
+#define FFCC_SEARCH_SPACING_MAX 63
+/* A case log holds the newest this many cases and bytes. */
+#define FFCC_LOG_CASES 16384
+#define FFCC_LOG_BYTES (8u << 20)
 #define FFCC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FFCC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -35,11 +47,21 @@ struct ffcc_token {
     uint8_t data[FFCC_MAX_TOKEN_LEN];  /* the token's bytes */
 };
 
+/* Where a stage was when it made a child: a child that never runs (its
+ * batch cut short) is made again from there, the same child. */
+struct ffcc_made_at {
+    uint64_t rng[4];  /* the mutator's RNG */
+    uint64_t cursor;  /* the stage's next mutant */
+    uint64_t skipped; /* havoc rounds skipped so far */
+    int spliced;      /* the spliced parent was built */
+};
+
 /* A child made by a stage, its outcome once run, and what the stage
  * learns from it afterwards (the mask stage: bit at pos if the target was hit). */
 struct ffcc_result {
     uint8_t *data;   /* the child's bytes (batch segment, work buffer or stash) */
     uint32_t len;    /* its length */
+    struct ffcc_made_at made_at; /* stages only */
     int64_t pos;     /* mutated byte (deterministic and mask stages), -1 otherwise */
     uint8_t bit;     /* mask stage: the mask bit this child probes */
     int status;      /* FFCC_RUN_* */
@@ -48,11 +70,12 @@ struct ffcc_result {
 };
 
 struct ffcc_forkserver {
-    pid_t pid;                     /* the forkserver, -1 when none runs */
-    pid_t child_pid;               /* the child running a request, -1 between requests */
+    pid_t pid;                     /* the forkserver (and its process group), -1 when none runs */
+    pid_t child_pid;               /* the child running a request (batches: or waiting for one), -1 */
     int ctl_fd;                    /* control pipe: one word per request */
     int st_fd;                     /* status pipe: hello, child pids, waitpid() statuses */
     int input_fd;                  /* the test-case file (@@ and stdin targets) */
+    int interrupt_fd;              /* readable when the fuzzer got a signal (Python's wakeup fd), -1 */
     int use_shm_input;             /* the target reads test cases from shm_fuzz */
     int use_batch;                 /* the target runs batches (an ffcc runtime) */
     uint32_t batch_cap;            /* children per request: 1 without batches */
@@ -67,6 +90,7 @@ struct ffcc_forkserver {
     struct ffcc_batch *batch;      /* batch segment (ffcc_protocol.h) */
     int batch_id;                  /* its shm id */
     struct ffcc_counters counters; /* executions, crashes, hangs, slowest run */
+    char error[200];               /* why the last FFCC_RUN_ERROR happened, one line */
 };
 
 /* Each map is map_size bytes (branch_hits: words), map_size from the forkserver. */
@@ -106,11 +130,37 @@ struct ffcc_children {
     const struct ffcc_stage *pending_owner;   /* the stage they belong to */
 };
 
+/* Test cases in the order a child ran them; when full, the log starts over
+ * with the newest. */
+struct ffcc_case_log {
+    uint8_t *data;    /* their bytes, back to back (FFCC_LOG_BYTES) */
+    uint32_t *offset; /* case i at data + offset[i] (FFCC_LOG_CASES entries) */
+    uint32_t *len;    /* its length */
+    uint32_t count;   /* cases in the log */
+    uint32_t bytes;   /* bytes of data in use */
+};
+
+/* A persistent child that crashes outside every case (after its loop, between
+ * cases, while it waits for a batch) was armed by a case it ran: an atexit
+ * handler, a destructor, a timer.  Its cases become suspects, replayed later
+ * in fresh children that leave their loop after them (batch.c). */
+struct ffcc_deaths {
+    struct ffcc_case_log life;     /* the live child's cases, since it was forked */
+    struct ffcc_case_log suspects; /* cases of children that crashed outside a case */
+    int signal;                    /* how the last of those died (0: the crash exit code) */
+    int replaying;                 /* suspects are being replayed: deaths answer the replay */
+    int replay_crashed;            /* a replayed child crashed outside a case */
+    int replay_signal;             /* with this signal */
+    uint32_t spacing;              /* crashes to leave unsearched after a search found a known one */
+    uint32_t skip;                 /* of which still to leave */
+};
+
 struct ffcc_engine {
     struct ffcc_forkserver fsrv;     /* running the target */
     struct ffcc_maps maps;           /* coverage knowledge */
     struct ffcc_mutator mut;         /* making children */
     struct ffcc_children children;   /* children between making and judging */
+    struct ffcc_deaths deaths;       /* cases behind crashes outside a case */
 };
 
 /* xoshiro256**, inline: havoc draws several numbers per mutation. */
@@ -143,6 +193,13 @@ int ffcc_add_token(struct ffcc_mutator *m, const uint8_t *data, uint32_t len, in
 int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size);
 
 /* forkserver.c */
+/* Internal run status: the fuzzer got a signal and killed the child before its case ended. */
+#define FFCC_RUN_INTERRUPTED (-1)
+/* ffcc_wait_word's answers. */
+#define FFCC_WAIT_OK 0
+#define FFCC_WAIT_LATE 1
+#define FFCC_WAIT_INTERRUPTED 2
+#define FFCC_WAIT_BROKEN (-1)
 /* AFL++ 4.20c+ hello options (sent after the version handshake). */
 #define FFCC_HELLO_V2_OPT_MAPSIZE 1
 #define FFCC_HELLO_V2_OPT_SHMEM_FUZZ 2
@@ -151,9 +208,25 @@ int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size);
 /* One execution; leaves the classified trace in fsrv.trace. */
 int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                   int *signal);
+/* One execution without batches; interruptible: FFCC_RUN_INTERRUPTED when
+ * the fuzzer gets a signal first. */
+int ffcc_execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                 int interruptible, int *signal);
 uint64_t ffcc_now_us(void);
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms);
 int ffcc_write_word(int fd, uint32_t word);
+/* Read one status word by deadline_us (CLOCK_MONOTONIC); interruptible:
+ * give up when interrupt_fd becomes readable.  FFCC_WAIT_*. */
+int ffcc_wait_word(struct ffcc_forkserver *fsrv, int32_t *word, uint64_t deadline_us,
+                   int interruptible);
+/* Kill the child and read what the forkserver says of it by the grace
+ * deadline (*status).  FFCC_WAIT_*. */
+int ffcc_kill_child(struct ffcc_forkserver *fsrv, int32_t *status);
+/* Set fsrv->error (one line) and return FFCC_RUN_ERROR. */
+int ffcc_fsrv_fail(struct ffcc_forkserver *fsrv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The forkserver did not answer (FFCC_WAIT_* of the failed wait): say whether it is gone. */
+int ffcc_fsrv_silent(struct ffcc_forkserver *fsrv, int wait_rc);
 /* FFCC_RUN_* of a waitpid() status, counting crashes and hangs. */
 int ffcc_run_status(struct ffcc_forkserver *fsrv, int32_t status, int timed_out, int *signal_out);
 
@@ -163,10 +236,23 @@ int ffcc_run_status(struct ffcc_forkserver *fsrv, int32_t status, int timed_out,
 uint8_t *ffcc_batch_next(ffcc_engine *e);
 /* Add the child just written at ffcc_batch_next(); the caller may set pos, bit. */
 struct ffcc_result *ffcc_batch_commit(ffcc_engine *e, uint32_t len);
-/* Run the batch's children; their results are e->children.seg[0 .. n).  FFCC_RUN_OK or _ERROR. */
-int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms);
+/* Run the batch's children; the first *ran of them have their results in
+ * e->children.seg.  deadline_us (0: none) makes the run interruptible and cuts
+ * it short where a fresh child would have to start after that time; the rest
+ * never ran.  FFCC_RUN_OK or _ERROR. */
+int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms, uint64_t deadline_us, uint32_t *ran);
 /* Copy a stage's unjudged children out of the segment before it is reused. */
 void ffcc_results_release(struct ffcc_children *c, uint32_t map_size);
+/* When a child crashed outside every case: the case that reproduces the crash
+ * alone, or the last case the child ran, in *out.  Call with no results to
+ * judge.  Returns 1 when it is a new crash (its simplified trace new to
+ * virgin_crash, or no trace to be had), 0 when none waits or it is known. */
+int ffcc_outside_crash(ffcc_engine *e, uint32_t timeout_ms, struct ffcc_result *out);
+/* Forget the live child's cases (it is gone). */
+void ffcc_deaths_child_gone(struct ffcc_deaths *d);
+/* The logs' buffers; -1 when out of memory. */
+int ffcc_deaths_alloc(struct ffcc_deaths *d);
+void ffcc_deaths_free(struct ffcc_deaths *d);
 
 /* coverage.c */
 void ffcc_classify(uint8_t *trace, uint32_t size);

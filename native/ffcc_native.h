@@ -8,8 +8,10 @@
  * then asks for one stage (havoc, a deterministic stage, the mask
  * computation); C runs that stage's executions back to back and returns only
  * when it has something to report (new coverage, a new crash or hang), when
- * the stage is over, or when the per-call execution limit is reached so that
- * Python can check the clock.  Nothing in Python runs per execution.
+ * the stage is over, or when the per-call execution or time limit is reached
+ * (or a signal arrives: see ffcc_engine_set_interrupt_fd) so that Python can
+ * check the clock and its signal handlers.  Nothing in Python runs per
+ * execution.
  */
 
 /* Mutation mask: one byte per input position (len + 1 entries, the last one
@@ -96,6 +98,7 @@ struct ffcc_stage {
     int64_t target;           /* map index of the target branch, -1 for none */
     uint64_t budget;          /* havoc: executions in the whole stage */
     uint64_t call_limit;      /* executions per call before returning */
+    uint32_t call_ms;         /* wall time per call before returning, checked between batches (0: none) */
     uint32_t timeout_ms;      /* per execution */
     uint32_t cycle;           /* havoc block level: 1 small blocks, 2 also medium, 3+ also large */
     /* kept by C between calls */
@@ -136,6 +139,12 @@ int ffcc_engine_add_token(ffcc_engine *e, const uint8_t *data, uint32_t len);
 uint32_t ffcc_engine_token_count(ffcc_engine *e);
 uint32_t ffcc_engine_auto_token_count(ffcc_engine *e);
 void ffcc_engine_set_crash_exitcode(ffcc_engine *e, int code);
+/* A non-blocking fd that becomes readable when the fuzzer gets a signal
+ * (Python's signal.set_wakeup_fd): a stage then kills the running child and
+ * returns at once; its unfinished children are made again on the next call. */
+void ffcc_engine_set_interrupt_fd(ffcc_engine *e, int fd);
+/* Why the last FFCC_RUN_ERROR / FFCC_STOP_ERROR happened, one line ("" if unknown). */
+const char *ffcc_engine_error(ffcc_engine *e);
 
 /* Forkserver: spawn argv[0], speak either hello, size the maps.  On error,
  * errbuf holds one line; FFCC_START_MAP_TOO_BIG leaves the needed size in
@@ -160,7 +169,9 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len,
 int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len,
                     uint32_t timeout_ms, int *status);
 
-/* Run (a slice of) a stage; see FFCC_STOP_*. */
+/* Run (a slice of) a stage; see FFCC_STOP_*.  A crash outside every case of a
+ * batch (a persistent child that crashes at exit, armed by an earlier case) is
+ * reported as FFCC_STOP_CRASH of the case that reproduces it alone. */
 int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st);
 
 /* Trim buf in place while the trace keeps its checksum, or, with

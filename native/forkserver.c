@@ -8,7 +8,9 @@
  *    its complement, then read an options word, the map size, an optional
  *    dictionary (u32 size, then length-prefixed tokens) and the hello again.
  * Per execution: we write "previous run timed out", read the child's pid,
- * then its waitpid() status, killing the child if the status is late. */
+ * then its waitpid() status, killing the child if the status is late.
+ * Every read has a deadline: a forkserver that stops answering is an error
+ * (one line in fsrv.error), never a wait without end. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -46,24 +48,22 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Read exactly len bytes, waiting at most timeout_ms in total (0 = forever).
- * Returns 0 on success, 1 on timeout, -1 on EOF or error.  Called twice per
- * request (child pid, status), more during the hello. */
+/* Read exactly len bytes, waiting at most timeout_ms in total.  Returns 0 on
+ * success, 1 on timeout, -1 on EOF or error.  Called during the hello, and
+ * for the rest of a status word that poll() said was there. */
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
 {
     uint8_t *p = buf;
-    uint64_t deadline = timeout_ms ? now_us() + (uint64_t)timeout_ms * 1000u : 0;
+    uint64_t deadline = now_us() + (uint64_t)timeout_ms * 1000u;
     while (len) {
-        if (timeout_ms) {
-            uint64_t now = now_us();
-            if (now >= deadline) return 1;
-            struct pollfd pfd = {.fd = fd, .events = POLLIN};
-            int left_ms = (int)((deadline - now + 999) / 1000);
-            int r = poll(&pfd, 1, left_ms);
-            if (r < 0 && errno == EINTR) continue;
-            if (r < 0) return -1;
-            if (r == 0) return 1;
-        }
+        uint64_t now = now_us();
+        if (now >= deadline) return 1;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int left_ms = (int)((deadline - now + 999) / 1000);
+        int r = poll(&pfd, 1, left_ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) return 1;
         ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
@@ -71,6 +71,70 @@ int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms)
         len -= (size_t)n;
     }
     return 0;
+}
+
+/* Empty the interrupt pipe (non-blocking): one signal, one wake-up.  Called per signal. */
+static void drain(int fd)
+{
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+}
+
+/* Called twice per request (child pid, status), a few times more when a child is killed. */
+int ffcc_wait_word(struct ffcc_forkserver *fsrv, int32_t *word, uint64_t deadline_us,
+                   int interruptible)
+{
+    struct pollfd pfd[2] = {{.fd = fsrv->st_fd, .events = POLLIN},
+                            {.fd = interruptible ? fsrv->interrupt_fd : -1, .events = POLLIN}};
+    for (;;) {
+        uint64_t now = now_us();
+        if (now >= deadline_us) return FFCC_WAIT_LATE;
+        int r = poll(pfd, 2, (int)((deadline_us - now + 999) / 1000));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return FFCC_WAIT_BROKEN;
+        if (pfd[0].revents) /* a status first: no need to kill a child that has answered */
+            return ffcc_read_full(fsrv->st_fd, word, 4, FFCC_GRACE_MS) ? FFCC_WAIT_BROKEN
+                                                                      : FFCC_WAIT_OK;
+        if (pfd[1].revents) {
+            drain(fsrv->interrupt_fd);
+            return FFCC_WAIT_INTERRUPTED;
+        }
+    }
+}
+
+/* Called when a child is late, and when the fuzzer is interrupted. */
+int ffcc_kill_child(struct ffcc_forkserver *fsrv, int32_t *status)
+{
+    kill(fsrv->child_pid, SIGKILL);
+    fsrv->child_pid = -1;
+    return ffcc_wait_word(fsrv, status, now_us() + FFCC_GRACE_MS * 1000ull, 0);
+}
+
+/* Called on the way out of a failed execution. */
+int ffcc_fsrv_fail(struct ffcc_forkserver *fsrv, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fsrv->error, sizeof fsrv->error, fmt, ap);
+    va_end(ap);
+    return FFCC_RUN_ERROR;
+}
+
+/* Called when the forkserver did not answer.  The forkserver is only looked
+ * at (WNOWAIT): fsrv_stop reaps it and kills its process group. */
+int ffcc_fsrv_silent(struct ffcc_forkserver *fsrv, int wait_rc)
+{
+    siginfo_t info = {0};
+    if (fsrv->pid > 0 && waitid(P_PID, (id_t)fsrv->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == fsrv->pid)
+        return ffcc_fsrv_fail(fsrv, "the forkserver died (%s %d): the target killed it, or "
+                              "it ran out of memory", info.si_code == CLD_EXITED ? "exit status"
+                              : "signal", info.si_status);
+    if (wait_rc == FFCC_WAIT_LATE)
+        return ffcc_fsrv_fail(fsrv, "the forkserver did not answer within %d ms", FFCC_GRACE_MS);
+    return ffcc_fsrv_fail(fsrv, "the forkserver closed its pipes (the target closed fd %d?)",
+                          FFCC_FD_STATUS);
 }
 
 /* Called once per request, and for hello replies. */
@@ -208,15 +272,17 @@ broken:
     return FFCC_START_BAD_HELLO;
 }
 
-/* Kill the forkserver and its child, close the pipes.  Called once per start
- * (before spawning) and at teardown. */
+/* Kill the forkserver, its child and whatever else runs in its process group
+ * (what the target forked), close the pipes.  Called once per start (before
+ * spawning) and at teardown. */
 static void fsrv_stop(struct ffcc_forkserver *fsrv)
 {
     if (fsrv->child_pid > 0) {
         kill(fsrv->child_pid, SIGKILL);
         fsrv->child_pid = -1;
     }
-    if (fsrv->pid > 0) {
+    if (fsrv->pid > 1) {
+        kill(-fsrv->pid, SIGKILL); /* child_exec made it a session and group leader */
         kill(fsrv->pid, SIGKILL);
         waitpid(fsrv->pid, NULL, 0);
         fsrv->pid = -1;
@@ -237,7 +303,9 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
     struct ffcc_forkserver *fsrv = &e->fsrv;
     int ctl[2], st[2], err[2];
     fsrv_stop(fsrv);
+    ffcc_deaths_child_gone(&e->deaths);
     fsrv->use_shm_input = fsrv->use_batch = 0;
+    fsrv->error[0] = 0;
     fsrv->input_fd = open(input_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fsrv->input_fd < 0) {
         set_error(errbuf, errlen, "cannot create %s: %s", input_path, strerror(errno));
@@ -326,7 +394,11 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
 }
 
 /* Called once per campaign, at teardown. */
-void ffcc_fsrv_stop(ffcc_engine *e) { fsrv_stop(&e->fsrv); }
+void ffcc_fsrv_stop(ffcc_engine *e)
+{
+    fsrv_stop(&e->fsrv);
+    ffcc_deaths_child_gone(&e->deaths);
+}
 
 /* Hand the test case to the target.  Called per execution without batches. */
 static int write_input(struct ffcc_forkserver *fsrv, const uint8_t *buf, uint32_t len)
@@ -343,33 +415,35 @@ static int write_input(struct ffcc_forkserver *fsrv, const uint8_t *buf, uint32_
     return 0;
 }
 
-/* Run once and return FFCC_RUN_*; the raw (unclassified) trace is in
- * fsrv->trace.  Called per execution without batches. */
+/* Run once and return FFCC_RUN_* (or FFCC_RUN_INTERRUPTED); the raw
+ * (unclassified) trace is in fsrv->trace.  Called per execution without batches. */
 static int execute(struct ffcc_forkserver *fsrv, const uint8_t *buf, uint32_t len,
-                   uint32_t timeout_ms, int *signal_out)
+                   uint32_t timeout_ms, int interruptible, int *signal_out)
 {
     int32_t pid;
     int32_t status;
     *signal_out = 0;
-    if (fsrv->pid <= 0 || write_input(fsrv, buf, len)) return FFCC_RUN_ERROR;
+    if (fsrv->pid <= 0) return ffcc_fsrv_fail(fsrv, "no forkserver runs");
+    if (write_input(fsrv, buf, len))
+        return ffcc_fsrv_fail(fsrv, "cannot write the test case: %s", strerror(errno));
     memset(fsrv->trace, 0, fsrv->map_size);
-    if (ffcc_write_word(fsrv->ctl_fd, fsrv->prev_timed_out)) return FFCC_RUN_ERROR;
-    if (ffcc_read_full(fsrv->st_fd, &pid, 4, 0) || pid <= 0) return FFCC_RUN_ERROR;
+    if (ffcc_write_word(fsrv->ctl_fd, fsrv->prev_timed_out))
+        return ffcc_fsrv_silent(fsrv, FFCC_WAIT_BROKEN);
+    int rc = ffcc_wait_word(fsrv, &pid, now_us() + FFCC_GRACE_MS * 1000ull, 0);
+    if (rc != FFCC_WAIT_OK) return ffcc_fsrv_silent(fsrv, rc);
+    if (pid <= 0) return ffcc_fsrv_fail(fsrv, "the forkserver sent %d for a child's pid", pid);
     fsrv->child_pid = pid;
     uint64_t start = now_us();
-    int rc = ffcc_read_full(fsrv->st_fd, &status, 4, timeout_ms);
-    int timed_out = 0;
-    if (rc == 1) {
-        kill(pid, SIGKILL);
-        timed_out = 1;
-        rc = ffcc_read_full(fsrv->st_fd, &status, 4, 0);
-    }
-    if (rc) return FFCC_RUN_ERROR;
+    rc = ffcc_wait_word(fsrv, &status, start + (uint64_t)timeout_ms * 1000u, interruptible);
+    int timed_out = rc == FFCC_WAIT_LATE, interrupted = rc == FFCC_WAIT_INTERRUPTED;
+    if (timed_out || interrupted) rc = ffcc_kill_child(fsrv, &status);
+    if (rc != FFCC_WAIT_OK) return ffcc_fsrv_silent(fsrv, rc);
+    fsrv->prev_timed_out = (uint32_t)(timed_out || interrupted);
+    if (!WIFSTOPPED(status)) fsrv->child_pid = -1;
+    if (interrupted && !WIFSTOPPED(status)) return FFCC_RUN_INTERRUPTED; /* else it had finished */
     uint64_t elapsed_ms = (now_us() - start) / 1000u;
     if (elapsed_ms > fsrv->counters.slowest_exec_ms && !timed_out)
         fsrv->counters.slowest_exec_ms = (uint32_t)elapsed_ms;
-    if (!WIFSTOPPED(status)) fsrv->child_pid = -1;
-    fsrv->prev_timed_out = (uint32_t)timed_out;
     fsrv->counters.execs++;
     return ffcc_run_status(fsrv, status, timed_out, signal_out);
 }
@@ -402,13 +476,23 @@ static int run_alone(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t 
                      int *signal_out)
 {
     struct ffcc_result *r = &e->children.seg[0];
+    uint32_t ran;
     ffcc_results_release(&e->children, e->fsrv.map_size);
     memmove(ffcc_batch_next(e), buf, len);
     ffcc_batch_commit(e, len);
-    if (ffcc_batch_run(e, timeout_ms) != FFCC_RUN_OK) return FFCC_RUN_ERROR;
+    if (ffcc_batch_run(e, timeout_ms, 0, &ran) != FFCC_RUN_OK) return FFCC_RUN_ERROR;
     memcpy(e->fsrv.trace, r->trace, e->fsrv.map_size);
     *signal_out = r->signal;
     return r->status;
+}
+
+/* Called per execution without batches. */
+int ffcc_execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
+                 int interruptible, int *signal)
+{
+    int status = execute(&e->fsrv, buf, len, timeout_ms, interruptible, signal);
+    if (status >= 0 && status != FFCC_RUN_ERROR) ffcc_classify(e->fsrv.trace, e->fsrv.map_size);
+    return status;
 }
 
 /* One execution, its trace classified in fsrv.trace.  Called per single
@@ -418,9 +502,7 @@ int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t tim
 {
     int dummy;
     if (e->fsrv.use_batch) return run_alone(e, buf, len, timeout_ms, signal ? signal : &dummy);
-    int status = execute(&e->fsrv, buf, len, timeout_ms, signal ? signal : &dummy);
-    if (status != FFCC_RUN_ERROR) ffcc_classify(e->fsrv.trace, e->fsrv.map_size);
-    return status;
+    return ffcc_execute(e, buf, len, timeout_ms, 0, signal ? signal : &dummy);
 }
 
 /* Called a few times per batch. */

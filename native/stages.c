@@ -65,6 +65,17 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
     return report(st, FFCC_STOP_CRASH, r->data, r->len);
 }
 
+/* A new crash outside every case (batch.c), pinned on a case.  Shadow stages
+ * leave it for the next stage.  Called per batch and per call. */
+static int judge_outside(ffcc_engine *e, struct ffcc_stage *st)
+{
+    struct ffcc_result r;
+    if ((st->flags & FFCC_STAGE_SHADOW) || !ffcc_outside_crash(e, st->timeout_ms, &r))
+        return JUDGE_NOTHING;
+    st->signal = r.signal;
+    return report(st, FFCC_STOP_CRASH, r.data, r.len);
+}
+
 /* Called once per stage, at its end. */
 static int finish(struct ffcc_stage *st)
 {
@@ -145,42 +156,69 @@ static int64_t next_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_t
     return n;
 }
 
-/* Make children a batch at a time, run each batch, judge its children.
- * Called per stage slice. */
+/* Called per child made. */
+static void note_made_at(struct ffcc_made_at *at, const struct ffcc_mutator *m, const struct ffcc_stage *st)
+{
+    memcpy(at->rng, m->rng, sizeof at->rng);
+    at->cursor = st->cursor;
+    at->skipped = st->skipped;
+    at->spliced = st->spliced;
+}
+
+/* Called per batch cut short. */
+static void make_again_from(struct ffcc_mutator *m, struct ffcc_stage *st, const struct ffcc_made_at *at)
+{
+    memcpy(m->rng, at->rng, sizeof m->rng);
+    st->cursor = at->cursor;
+    st->skipped = at->skipped;
+    st->spliced = at->spliced;
+}
+
+/* Make children a batch at a time, run each batch, judge its children.  A
+ * batch cut short (time, signal) leaves children that never ran: the stage
+ * goes back to where it made the first of them.  Called per stage slice. */
 static int run_children(ffcc_engine *e, struct ffcc_stage *st)
 {
     struct ffcc_children *c = &e->children;
     int rc = drain(e, st);
+    if (rc == JUDGE_NOTHING) rc = judge_outside(e, st);
     if (rc != JUDGE_NOTHING) return rc;
     uint64_t limit = st->execs + st->call_limit;
+    uint64_t deadline = st->call_ms ? ffcc_now_us() + st->call_ms * 1000ull : 0;
     for (;;) {
-        uint32_t n = 0;
+        uint32_t n = 0, ran = 0;
         int64_t len = 0;
         uint8_t *out;
         while (st->execs + n < limit && (out = ffcc_batch_next(e)) != NULL) {
             int64_t pos;
             uint8_t bit;
+            struct ffcc_made_at at;
+            note_made_at(&at, &e->mut, st);
             len = next_child(&e->mut, st, out, n, &pos, &bit);
             if (len == CHILD_END) break;
             if (len == CHILD_SKIP) continue;
             struct ffcc_result *r = ffcc_batch_commit(e, (uint32_t)len);
+            r->made_at = at;
             r->pos = pos;
             r->bit = bit;
             n++;
         }
         if (n) {
-            if (ffcc_batch_run(e, st->timeout_ms) != FFCC_RUN_OK) {
+            if (ffcc_batch_run(e, st->timeout_ms, deadline, &ran) != FFCC_RUN_OK) {
                 c->pending_count = c->pending_next = 0;
                 return report(st, FFCC_STOP_ERROR, NULL, 0);
             }
+            if (ran < n) make_again_from(&e->mut, st, &c->seg[ran].made_at);
             c->pending = c->seg;
-            c->pending_count = n;
+            c->pending_count = ran;
             c->pending_next = 0;
             rc = drain(e, st);
+            if (rc == JUDGE_NOTHING) rc = judge_outside(e, st);
             if (rc != JUDGE_NOTHING) return rc;
+            if (ran < n) return FFCC_STOP_LIMIT;
         }
         if (len == CHILD_END) return finish(st);
-        if (st->execs >= limit) return FFCC_STOP_LIMIT;
+        if (st->execs >= limit || (deadline && ffcc_now_us() >= deadline)) return FFCC_STOP_LIMIT;
     }
 }
 
