@@ -305,15 +305,20 @@ class Campaign:
 
     def sync_peers(self, sync: SyncDir) -> None:
         """Import what is new in the peers' queues and -F directories, then share this
-        instance's hit counts and take the peers' latest."""
+        instance's hit counts and take the peers' latest.  A stop (signal, -V, -E) ends
+        the imports; the next sync or a resumed one goes on from the first entry not run."""
         self.progress.stage = "sync"
         for peer in sync.peers():
-            entries = sync.new_entries(peer)
-            for entry in entries:
+            looked_at = []
+            for entry in sync.new_entries(peer):
+                if self.stopping():
+                    break
                 self.import_entry(entry)
-            sync.done(peer, entries)
+                looked_at.append(entry)
+            sync.done(peer, looked_at)
         for entry in sync.foreign_entries():
-            self.import_entry(entry)
+            if not self.stopping():
+                self.import_entry(entry)
         sync.share_hits(self.executor.branch_hits())
         self._peer_hits = sync.peer_hits(self.executor.map_size)
 
