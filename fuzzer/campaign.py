@@ -323,25 +323,29 @@ class Campaign:
         self._peer_hits = sync.peer_hits(self.executor.map_size)
 
     def import_entry(self, peer_entry: PeerEntry) -> None:
-        """A peer's entry joins the queue if running it gives new coverage here (as
-        afl-fuzz's sync does); it is named after its peer and the id it had there."""
+        """A peer's entry joins the queue if one run of it gives new coverage here (as
+        afl-fuzz's sync does), and is calibrated only then; it is named after its peer and
+        the id it had there."""
         try:
             data = peer_entry.path.read_bytes()
         except FileNotFoundError:  # the peer renumbered its queue on resume
             return
         if not 0 < len(data) <= MAX_INPUT:
             return
-        cal = calibrate(self.executor, data, count_hits=True, generous=True)
-        if cal.status != RunStatus.OK or not cal.new_bits:
+        probe = self.executor.calibrate(data, 1, True)
+        if probe.status != RunStatus.OK or not probe.new_bits:
             return
         desc = f"sync:{peer_entry.peer},src:{peer_entry.source:06d}" \
-            + (",+cov" if cal.new_bits == 2 else "")
+            + (",+cov" if probe.new_bits == 2 else "")
         entry_id = self.queue.next_id
         path = self.outdir.save_queue_entry(entry_id, desc, data)
-        self.queue.add(QueueEntry(entry_id, path, data, cal.edges, cal.exec_us,
-                                  cal.bitmap_size, cal.checksum, variable=cal.variable,
+        cal = calibrate(self.executor, data, count_hits=False, generous=True)
+        ok = cal.status == RunStatus.OK
+        self.queue.add(QueueEntry(entry_id, path, data, cal.edges if ok else probe.edges,
+                                  cal.exec_us if ok else probe.exec_us, probe.bitmap_size,
+                                  probe.checksum, variable=cal.variable,
                                   handicap=max(self.scheduler.cursor.cycle - 1, 0)))
-        self.scheduler.on_new_entry(cal.new_bits == 2)
+        self.scheduler.on_new_entry(probe.new_bits == 2)
         self.progress.imported += 1
 
     # -- corpus loading ----------------------------------------------------
