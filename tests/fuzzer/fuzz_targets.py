@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 CLANG_FAST = shutil.which("afl-clang-fast")
@@ -129,3 +130,83 @@ SILENT_C = r"""
 #include <stdlib.h>
 int main(void) { return getenv("__AFL_SHM_ID") == 0; }
 """
+
+
+# Hostile persistent harnesses (issue 14): each reads shared-memory test cases, so ffcc's
+# batches run it, and misbehaves on its own trigger.  `finding` is what a campaign from
+# `seeds` must save: a crash with that signal.
+HOSTILE_C = r"""
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/shm.h>
+#include <unistd.h>
+__AFL_FUZZ_INIT();
+%(top)s
+int main(void) {
+  __AFL_INIT();
+  %(setup)s
+  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
+  while (__AFL_LOOP(100)) {
+    int n = __AFL_FUZZ_TESTCASE_LEN;
+    %(case)s
+  }
+  return 0;
+}
+"""
+PQ_ABORT = "if (n > 1 && buf[0] == 'P' && buf[1] == 'Q') abort();"
+
+
+@dataclass(frozen=True)
+class Hostile:
+    top: str = ""
+    setup: str = ""
+    case: str = PQ_ABORT
+    seeds: tuple[bytes, ...] = (b"PA",)
+    signal: int = 6
+
+    @property
+    def source(self) -> str:
+        return HOSTILE_C % {"top": self.top, "setup": self.setup, "case": self.case}
+
+
+HOSTILE = {
+    # Spins in an atexit handler: every child hangs after its loop.
+    "hang_after_loop": Hostile(top="static void spin(void) { for (;;) {} }",
+                               setup="atexit(spin);"),
+    # Aborts at exit once an input starting "AB" has run: the crash happens between
+    # cases (after the loop), never in the case that armed it.
+    "crash_between_cases": Hostile(
+        top="static int armed;\nstatic void check(void) { if (armed) abort(); }",
+        setup="atexit(check);",
+        case="if (n > 1 && buf[0] == 'A' && buf[1] == 'B') armed = 1;", seeds=(b"AA",)),
+    # Leaves in the middle of a batch with exit().
+    "exit_mid_batch": Hostile(case="if (n > 0 && buf[0] == 'X') exit(0);\n" + PQ_ABORT,
+                              seeds=(b"XA", b"PA")),
+    # SIGKILLs itself on "KL".
+    "sigkill_self": Hostile(case="if (n > 1 && buf[0] == 'K' && buf[1] == 'L') raise(SIGKILL);",
+                            seeds=(b"KA",), signal=9),
+    # Closes the forkserver's pipes (fds 198 and 199), or only the control pipe.
+    "closes_fds": Hostile(case="if (n > 0 && buf[0] == 'C') { close(198); close(199); }\n"
+                               "if (n > 0 && buf[0] == 'D') close(198);\n" + PQ_ABORT,
+                          seeds=(b"CA", b"DA", b"PA")),
+    # Forks children that outlive it: sleepers (a few per child life), and copies that
+    # go on with the loop themselves.
+    "forks_children": Hostile(
+        top="static int forks;",
+        case="if (n > 0 && buf[0] == 'F' && forks++ < 3 && fork() == 0) { sleep(30); _exit(0); }\n"
+             "if (n > 0 && buf[0] == 'G' && forks++ < 3) fork();\n" + PQ_ABORT,
+        seeds=(b"FA", b"GA", b"PA")),
+    # Writes 0xff over the whole shared-memory map segment, far past its own map.
+    "writes_all_over_the_map": Hostile(
+        top="static unsigned char *segment;\nstatic size_t segment_size;",
+        setup='const char *id = getenv("__AFL_SHM_ID");\n'
+              "  struct shmid_ds info;\n"
+              "  if (id && shmctl(atoi(id), IPC_STAT, &info) == 0) {\n"
+              "    segment = shmat(atoi(id), NULL, 0);\n"
+              "    segment_size = segment == (void *)-1 ? 0 : info.shm_segsz;\n"
+              "  }",
+        case="if (n > 0 && buf[0] == 'W' && segment_size) memset(segment, 0xff, segment_size);\n"
+             + PQ_ABORT,
+        seeds=(b"WA", b"PA")),
+}

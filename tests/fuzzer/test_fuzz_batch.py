@@ -1,11 +1,17 @@
 """Batches (ffcc_protocol.h): an ffcc-built persistent target runs many children per
-request, and everything ffuzz learns is what one request per child would have taught."""
+request, and everything ffuzz learns is what one request per child would have taught;
+what a child does outside its cases (hang or crash after its loop) costs at most a timeout,
+and a crash there is pinned on the case that armed it."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
-from fuzz_targets import build
+from fuzz_targets import HOSTILE, build
 
 from ffcc.fuzzer.executor import (
     FindingKind,
@@ -45,9 +51,22 @@ def batch_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(BATCH_C, "batched", tmp_path_factory.mktemp("batch"), compiler="ffcc")
 
 
-def executor(tmp_path: Path, binary: Path, batches: bool) -> NativeExecutor:
-    return NativeExecutor(TargetCommand((str(binary),)), tmp_path / f"cur{batches}", 40, seed=11,
-                          batches=batches)
+# Generous enough that a loaded machine does not turn a quick case into a timeout, which
+# would make the two ways of running differ.
+TIMEOUT_MS = 200
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    directory = tmp_path_factory.mktemp("hostile")
+    return {name: build(HOSTILE[name].source, name, directory, compiler="ffcc")
+            for name in ("hang_after_loop", "crash_between_cases")}
+
+
+def executor(tmp_path: Path, binary: Path, batches: bool,
+             timeout_ms: int = TIMEOUT_MS) -> NativeExecutor:
+    return NativeExecutor(TargetCommand((str(binary),)), tmp_path / f"cur{batches}", timeout_ms,
+                          seed=11, batches=batches)
 
 
 def findings(ex: NativeExecutor, request: StageRequest) -> list[tuple]:
@@ -64,9 +83,14 @@ def test_ffcc_runtime_runs_batches_and_afl_runtime_does_not(batch_target, target
         on.close(), off.close(), afl.close()
 
 
-def test_batches_teach_what_single_runs_teach(batch_target, tmp_path) -> None:
+@pytest.mark.parametrize("slice_seconds", [NativeExecutor.SLICE_SECONDS, 0.001])
+def test_batches_teach_what_single_runs_teach(batch_target, tmp_path, monkeypatch,
+                                              slice_seconds) -> None:
     """Same seeded stages with and without batches: the same finds, in the same order,
-    with the same traces, hit counts, virgin maps and masks, crashes and hangs included."""
+    with the same traces, hit counts, virgin maps and masks, crashes and hangs included.
+    With tiny slices every batch in which a child dies is cut short there (its time is
+    up), and the children that did not run are made again, the same."""
+    monkeypatch.setattr(NativeExecutor, "SLICE_SECONDS", slice_seconds)
     outcomes = []
     for batches in (True, False):
         ex = executor(tmp_path, batch_target, batches)
@@ -102,3 +126,63 @@ def test_exit_inside_a_batch_is_a_run_and_the_rest_still_runs(batch_target, tmp_
     finally:
         ex.close()
 
+
+
+def test_a_hang_after_the_loop_costs_one_timeout_per_child(hostile, tmp_path) -> None:
+    """Each child spins at exit after its 100 cases: it is killed a timeout later, counted as
+    a hang, and the stage goes on in a fresh child."""
+    ex = executor(tmp_path, hostile["hang_after_loop"], True, timeout_ms=20)
+    try:
+        request = StageRequest(StageKind.HAVOC, b"xyz", budget=1000)
+        started = time.monotonic()
+        kinds = {f.kind for f in ex.run_stage(request) if f is not None}
+        assert time.monotonic() - started < 60
+        assert request.execs > 900  # a few havoc rounds found no room
+        assert kinds <= {FindingKind.NEW_PATH}
+        assert ex.counters().hangs >= 9  # one per child that reached its end
+    finally:
+        ex.close()
+
+
+@pytest.mark.parametrize("batches", [True, False])
+def test_a_crash_at_exit_is_saved(hostile, tmp_path, batches) -> None:
+    """The program aborts at exit when a case starting "AB" ran in its process.  With batches
+    the crash is pinned on a case that reproduces it alone; without, it is the last case
+    before the exit, as in afl-fuzz."""
+    binary = hostile["crash_between_cases"]
+    ex = executor(tmp_path, binary, batches)
+    try:
+        request = StageRequest(StageKind.HAVOC, b"AA", budget=20000)
+        crashes = [f for f in ex.run_stage(request)
+                   if f is not None and f.kind == FindingKind.CRASH]
+    finally:
+        ex.close()
+    assert crashes and crashes[0].signal == signal.SIGABRT
+    if batches:
+        assert crashes[0].data.startswith(b"AB")
+        alone = subprocess.run([str(binary)], input=crashes[0].data)
+        assert alone.returncode == -signal.SIGABRT
+
+
+@pytest.mark.parametrize("batches", [True, False])
+def test_a_signal_cuts_a_hanging_case_short(batch_target, tmp_path, batches) -> None:
+    """A signal to the fuzzer (Ctrl-C) returns control to Python at once, not when the
+    hanging case times out; the case does not count, and the target runs on afterwards."""
+    ex = executor(tmp_path, batch_target, batches, timeout_ms=30_000)
+    handled: list[float] = []  # Python runs the handler as soon as the C core returns
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: handled.append(time.monotonic()))
+    timer = threading.Timer(0.3, signal.raise_signal, (signal.SIGUSR1,))
+    try:
+        request = StageRequest(StageKind.HAVOC, b"PHxy", budget=100)
+        started = time.monotonic()
+        timer.start()
+        for _ in ex.run_stage(request):
+            if handled:
+                break
+        assert handled and handled[0] - started < 5
+        assert ex.counters().hangs == 0
+        assert ex.calibrate(b"Pb", 1, count_hits=False).status == RunStatus.OK
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+        ex.close()
