@@ -156,14 +156,17 @@ static void serve(void) {
       if (waitpid(child, &status, 0) < 0) _exit(1);
     }
     if (!child_stopped) {
+      pid_t server = getpid();
       forkserver_forking = 1;
       child = fork();
       forkserver_forking = 0;
       if (child < 0) _exit(1);
       if (child == 0) {
 #ifdef __linux__
-        /* A persistent child outlives many requests: it must not outlive the forkserver. */
-        if (persistent) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* No child outlives the forkserver: a fuzzer killed outright takes the forkserver
+         * along (the fuzzer sets the same on it), and with it a hanging or persistent child. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != server) _exit(1); /* the forkserver died before prctl took effect */
 #endif
         if (batch) { /* the child answers for itself until it dies */
           if (!write_word((uint32_t)getpid())) _exit(1);

@@ -105,3 +105,26 @@ def run_until(argv: list[str], done: Callable[[], bool], timeout: float,
         return subprocess.CompletedProcess(argv, proc.returncode,
                                            stdout.read().decode(errors="replace"),
                                            stderr.read().decode(errors="replace"))
+
+
+def target_processes(binary: Path) -> list[int]:
+    """Pids of running processes whose executable is ``binary``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/exe") == str(binary):
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def kill_leftovers(binary: Path) -> None:
+    """SIGKILL every process of ``binary``: an AFL++-built target's children outlive a fuzzer
+    killed outright (afl-clang-fast's forkserver does not tie them to itself)."""
+    for pid in target_processes(binary):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fuzz_targets import CLANG_FAST, build, ffuzz_env
-from helpers import run_until
+from helpers import kill_leftovers, run_until
 from test_fuzz_campaign import FakeExecutor, campaign_run
 
 from ffcc.fuzzer import outdir as outdir_module
@@ -260,6 +260,7 @@ def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) ->
     run_until(ffuzz_cmd(str(seeds), out, faulty, "-D"),
               lambda: queue.is_dir() and len(list(queue.glob("id:*"))) >= 5,
               timeout=300, env=env, stop=signal.SIGKILL)
+    kill_leftovers(faulty)
     rng = random.Random(14)
     for _ in range(KILLS):
         before, state_before = saved_files(out), saved_state(out)
@@ -267,6 +268,7 @@ def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) ->
                          rng.randint(1, 40))
         done = run_until(ffuzz_cmd("-", out, faulty, "-D", "-E", "100000000"), kill,
                          timeout=300, env=env, stop=signal.SIGKILL)
+        kill_leftovers(faulty)
         assert "Traceback" not in done.stderr, done.stderr
         assert_nothing_lost(before, saved_files(out))
         if state_before is not None:
