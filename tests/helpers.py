@@ -128,3 +128,11 @@ def kill_leftovers(binary: Path) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def one_seed(tmp_path: Path, data: bytes) -> Path:
+    """A seed directory ``tmp_path/in`` holding ``data`` as its one file."""
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    (seeds / "s").write_bytes(data)
+    return seeds

@@ -48,15 +48,18 @@ int main(void) {
 }
 """
 
+def reading_main(size: int) -> str:
+    """The opening of a target's main: up to ``size`` bytes of the file named by argv[1] in
+    ``b`` (zero-filled), ``n`` of them read; exit status 1 if the file cannot be opened."""
+    return ("int main(int argc, char **argv) {\n"
+            f"  unsigned char b[{size}] = {{0}};\n"
+            '  FILE *f = fopen(argv[1], "rb");\n'
+            "  if (!f) return 1;\n"
+            "  size_t n = fread(b, 1, sizeof b, f);\n")
+
+
 # Several independent branches on a few bytes: many edges, no crash.
-BRANCHY_C = r"""
-#include <stdio.h>
-int main(int argc, char **argv) {
-  unsigned char b[64] = {0};
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return 1;
-  size_t n = fread(b, 1, sizeof b, f);
-  int score = 0;
+BRANCHY_C = "\n#include <stdio.h>\n" + reading_main(64) + r"""  int score = 0;
   for (size_t i = 0; i < n; i++) {
     switch (b[i] & 0x0f) {
       case 1: score += 1; break;

@@ -6,7 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fuzz_targets import CLANG_FAST, build, ffuzz_env
+from fuzz_targets import CLANG_FAST, build, ffuzz_env, reading_main
+from helpers import one_seed
 
 from ffcc.fuzzer.calibration import CAL_RUNS, CAL_RUNS_VARIABLE, calibrate, confirm_hang
 from ffcc.fuzzer.executor import NativeExecutor, RunStatus, TargetCommand
@@ -29,23 +30,15 @@ int main(void) {
 """
 
 # 'xS' runs 300 ms (slow, not hung), 'xH' never ends, 'xC' crashes after 300 ms.
-SLOW_C = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv) {
-  unsigned char b[16] = {0};
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return 1;
-  size_t n = fread(b, 1, sizeof b, f);
-  if (n > 1 && b[0] == 'x') {
+SLOW_C = ("\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n" + reading_main(16)
+          + r"""  if (n > 1 && b[0] == 'x') {
     if (b[1] == 'S') usleep(300000);
     else if (b[1] == 'H') for (;;) {}
     else if (b[1] == 'C') { usleep(300000); abort(); }
   }
   return 0;
 }
-"""
+""")
 
 needs_afl_cc = pytest.mark.skipif(CLANG_FAST is None, reason="afl-clang-fast not installed")
 
@@ -95,9 +88,7 @@ def test_a_suspected_hang_is_run_again_with_the_hang_timeout(built, tmp_path) ->
 def test_the_campaign_saves_only_confirmed_hangs(built, tmp_path) -> None:
     """-D reaches 'xS', 'xH' and 'xC' from 'xA' (arith8); at -t 50 all three time out,
     and only the one still running after AFL_HANG_TMOUT is a hang."""
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"xA")
+    seeds = one_seed(tmp_path, b"xA")
     out = tmp_path / "out"
     done = subprocess.run(["ffuzz", "-i", str(seeds), "-o", str(out), "-t", "50", "-D",
                            "-p", "afl", "-E", "1500", "--seed", "3", "--",

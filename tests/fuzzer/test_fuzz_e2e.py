@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fuzz_targets import ffuzz_env
-from helpers import run_until
+from helpers import one_seed, run_until
 
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
 from ffcc.runtime.abi import LabelDatabase, write_label_db
@@ -78,9 +78,7 @@ def test_finds_the_magic_crash_and_writes_an_afl_output_dir(targets, seeds, tmp_
 
 
 def test_persistent_target_through_shared_memory(targets, tmp_path) -> None:
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"AAAA")
+    seeds = one_seed(tmp_path, b"AAAA")
     out = tmp_path / "out"
     done = ffuzz("-i", str(seeds), "-o", str(out), "-E", UNTIL_FOUND, "--",
                  str(targets["persistent"]), AFL_BENCH_UNTIL_CRASH="1")
@@ -92,9 +90,7 @@ def test_persistent_target_through_shared_memory(targets, tmp_path) -> None:
 
 @pytest.mark.parametrize("schedule", ["afl", "fairfuzz"])
 def test_both_schedules_grow_the_corpus(targets, tmp_path, schedule) -> None:
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     done = ffuzz("-i", str(seeds), "-o", str(out), "-E", SHORT, "-p", schedule, "--",
                  str(targets["branchy"]), "@@")
@@ -104,9 +100,7 @@ def test_both_schedules_grow_the_corpus(targets, tmp_path, schedule) -> None:
 
 
 def test_sigkill_then_resume_keeps_every_queue_entry(targets, tmp_path) -> None:
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     cmd = ["ffuzz", "-i", str(seeds), "-o", str(out), "-E", UNTIL_FOUND, "--",
            str(targets["branchy"]), "@@"]
@@ -131,9 +125,7 @@ def test_sigkill_then_resume_keeps_every_queue_entry(targets, tmp_path) -> None:
 def test_afl_showmap_agrees_on_the_edges_of_the_queue(targets, tmp_path) -> None:
     if shutil.which("afl-showmap") is None:
         pytest.skip("afl-showmap not installed")
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"ab3x4")
+    seeds = one_seed(tmp_path, b"ab3x4")
     out = tmp_path / "out"
     binary = str(targets["branchy"])
     assert ffuzz("-i", str(seeds), "-o", str(out), "-E", SHORT, "--", binary, "@@").returncode == 0
@@ -167,9 +159,7 @@ def queue_edges(binary: str, out: Path, cur: Path) -> set[int]:
 def test_target_trimming_leaves_the_queue_its_coverage(targets, tmp_path) -> None:
     """FairFuzz -r trims a copy to the target branch: the queue files still cover every
     edge the campaign counted (trimming them in place lost edges nothing brought back)."""
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"ab3x4\x13\x24\x34\x44\x01\x02\x03x4")
+    seeds = one_seed(tmp_path, b"ab3x4\x13\x24\x34\x44\x01\x02\x03x4")
     out = tmp_path / "out"
     binary = str(targets["branchy"])
     done = ffuzz("-i", str(seeds), "-o", str(out), "-E", "3000", "-r", "--seed", "1", "--",
@@ -181,9 +171,7 @@ def test_target_trimming_leaves_the_queue_its_coverage(targets, tmp_path) -> Non
 def test_afl_whatsup_reads_a_running_campaign(targets, tmp_path) -> None:
     if shutil.which("afl-whatsup") is None:
         pytest.skip("afl-whatsup not installed")
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     summary: list[str] = []
 
@@ -206,9 +194,7 @@ def test_afl_whatsup_reads_a_running_campaign(targets, tmp_path) -> None:
 def test_afl_cmin_accepts_the_queue(targets, tmp_path) -> None:
     if shutil.which("afl-cmin") is None:
         pytest.skip("afl-cmin not installed")
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     binary = str(targets["branchy"])
     assert ffuzz("-i", str(seeds), "-o", str(out), "-E", SHORT, "--", binary, "@@").returncode == 0
@@ -222,9 +208,7 @@ def test_afl_cmin_accepts_the_queue(targets, tmp_path) -> None:
 
 def test_a_time_limit_ends_the_campaign(targets, tmp_path) -> None:
     """The one campaign bounded by the clock: -V alone ends it, after that many seconds."""
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     done = ffuzz("-i", str(seeds), "-o", str(out), "-V", "1", "--", str(targets["branchy"]), "@@")
     assert done.returncode == 0, done.stderr
@@ -272,9 +256,7 @@ def test_labels_file_is_shown_in_stats(targets, tmp_path) -> None:
     shutil.copy(targets["branchy"], binary)
     write_label_db(binary, LabelDatabase(64, [{"id": 10 + s, "slot": s, "criterion": "mcc"}
                                               for s in range(3)]))
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"xyz")
+    seeds = one_seed(tmp_path, b"xyz")
     out = tmp_path / "out"
     assert ffuzz("-i", str(seeds), "-o", str(out), "-E", "300", "--", str(binary), "@@").returncode == 0
     s = stats(out)

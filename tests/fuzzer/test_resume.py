@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_targets import CLANG_FAST, build, ffuzz_env
-from helpers import kill_leftovers, run_until
+from fuzz_targets import CLANG_FAST, build, ffuzz_env, reading_main
+from helpers import kill_leftovers, one_seed, run_until
 from test_fuzz_campaign import FakeExecutor, campaign_run
 
 from ffcc.fuzzer import outdir as outdir_module
@@ -141,12 +141,7 @@ FAULTY_C = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-int main(int argc, char **argv) {
-  unsigned char b[64] = {0};
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return 1;
-  size_t n = fread(b, 1, sizeof b, f);
-  if (memchr(b, 0xC4, n)) for (;;) {}
+""" + reading_main(64) + r"""  if (memchr(b, 0xC4, n)) for (;;) {}
   int score = 0;
   for (size_t i = 0; i < n; i++) {
     switch (b[i] & 0x0f) {
@@ -251,9 +246,7 @@ def faulty(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_sigkill_at_random_points_then_resume_loses_nothing(faulty, tmp_path) -> None:
     """KILLS sessions, each resuming the last and SIGKILLed at a random point (KillPoint);
     then one that ends normally."""
-    seeds = tmp_path / "in"
-    seeds.mkdir()
-    (seeds / "s").write_bytes(b"0123456789")
+    seeds = one_seed(tmp_path, b"0123456789")
     out = tmp_path / "out"
     queue = out / "default" / "queue"
     env = ffuzz_env(AFL_HANG_TMOUT="150")
@@ -306,9 +299,7 @@ def test_a_full_output_disk_is_one_line_and_resumes_once_there_is_room(targets, 
     if not mount_tmpfs(disk, "64k"):
         pytest.skip("cannot mount a small tmpfs here (needs root)")
     try:
-        seeds = tmp_path / "in"
-        seeds.mkdir()
-        (seeds / "s").write_bytes(b"0123456789")
+        seeds = one_seed(tmp_path, b"0123456789")
         out = disk / "out"
         done = subprocess.run(ffuzz_cmd(str(seeds), out, targets["branchy"], "-E", "1000000"),
                               capture_output=True, text=True, timeout=300, env=ffuzz_env())

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from fuzz_targets import ffuzz_env
+from fuzz_targets import ffuzz_env, reading_main
 from helpers import ffcc, needs_afl, poll_until
 
 from ffcc.fuzzer.campaign import Campaign
@@ -23,12 +23,7 @@ from ffcc.fuzzer.sync import HITS_FILE, SyncDir, SyncSettings, sync_settings
 LETTERS_C = r"""
 #include <stdio.h>
 #include <stdint.h>
-int main(int argc, char **argv) {
-  unsigned char b[16] = {0};
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return 1;
-  size_t n = fread(b, 1, sizeof b, f);
-  fclose(f);
+""" + reading_main(16) + r"""  fclose(f);
   uint32_t word = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
   int r = 0;
   if (word == 0x41414141u) r = n > 5 ? 1 : 2;
