@@ -37,6 +37,7 @@ from ffcc.fuzzer.executor import Executor, Finding, FindingKind, RunStatus
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.mask import empty_mask
 from ffcc.fuzzer.outdir import CRASH_README, OutputDir, QueueFile, parent_id
+from ffcc.fuzzer.phases import PhaseProgress
 from ffcc.fuzzer.queue import Focus, Queue, QueueEntry
 from ffcc.fuzzer.scheduler import Scheduler, Selection, queue_hits
 from ffcc.fuzzer.seeds import auto_timeout_ms
@@ -70,6 +71,7 @@ class Campaign:
         self.queue = Queue(executor.map_size)
         self.progress = Progress()
         self.stop_requested = False
+        self.phase_over: str | None = None  # why phase 1 ended (config.phase_policy)
         self._loaded = False  # the queue is complete: checkpoints may replace the state file
         self._next_status = 0.0
         self._next_stats = 0.0
@@ -251,7 +253,8 @@ class Campaign:
         and the stats files when they are due."""
         self.tick()
         cfg = self.config
-        if self.stop_requested or (cfg.stop_on_crash and self.progress.saved_crashes):
+        if self.stop_requested or self.phase_over or (cfg.stop_on_crash
+                                                      and self.progress.saved_crashes):
             return True
         if cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
             return True
@@ -436,6 +439,12 @@ class Campaign:
             hits = hits + self._peer_hits
         return queue_hits(self.executor.virgin(), hits)
 
+    def phase_progress(self) -> PhaseProgress:
+        now, progress = time.time(), self.progress
+        return PhaseProgress(self.scheduler.cursor.stalled_cycles, now - progress.started,
+                             now - max(progress.last_find, progress.started),
+                             self.executor.counters().execs)
+
     def total_execs(self) -> int:
         return self.progress.earlier.execs + self.executor.counters().execs
 
@@ -448,6 +457,8 @@ class Campaign:
         if now >= self._next_status:
             self._next_status = now + STATUS_INTERVAL
             self.status.update(self.snapshot())
+            if self.config.phase_policy is not None and self._loaded:
+                self.phase_over = self.config.phase_policy.due(self.phase_progress())
         if now >= self._next_stats:
             self.checkpoint()
 
@@ -473,4 +484,5 @@ class Campaign:
         return CampaignState(self.progress.totals(executor.counters(), executor.timeout_ms),
                              self.scheduler.state(), map_size=executor.map_size,
                              branch_hits=executor.branch_hits(),
-                             var_bytes=executor.variable_bytes())
+                             var_bytes=executor.variable_bytes(),
+                             phase=2 if self.phase_over or self.config.labelled_phase else 1)

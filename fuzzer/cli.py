@@ -2,9 +2,12 @@
 
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
-          [-M NAME | -S NAME] [-F DIR] [--sync-seconds S] -- prog [args] @@
+          [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
+          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
+With --labels-binary, prog is an edge-only build fuzzed until edges stall, then the campaign
+goes on in the same output directory on the labelled build (phases.py).
 `ffuzz report OUT` and `ffuzz plot OUT...` read a campaign (report_cli.py).
 """
 from __future__ import annotations
@@ -13,8 +16,10 @@ import os
 import random
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -27,9 +32,11 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.outdir import OutputDir
+from ffcc.fuzzer.phases import DEFAULT_POLICY, parse_policy
 from ffcc.fuzzer.report_cli import SUBCOMMANDS
 from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
 from ffcc.fuzzer.seeds import read_seeds
+from ffcc.fuzzer.state import load as load_state
 from ffcc.fuzzer.stats import write_setup_files
 from ffcc.fuzzer.status import make_status
 from ffcc.fuzzer.sync import sync_settings
@@ -87,6 +94,12 @@ def parse_memory(text: str) -> int:
               help="With -M: also import from this foreign fuzzer's queue (repeatable).")
 @click.option("--sync-seconds", type=float,
               help="Seconds between syncs with -M/-S (default: AFL_SYNC_TIME minutes, or 30).")
+@click.option("--labels-binary", type=click.Path(path_type=Path),
+              help="Two-phase campaign: fuzz prog (an edge-only build) until edges stall, then "
+                   "this labelled build of the same program.")
+@click.option("--phase-switch", default=DEFAULT_POLICY, show_default=True,
+              help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
+                   "time:S; the first that holds).")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_obj
 def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str | None, memory: str,
@@ -94,7 +107,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
-            target: tuple[str, ...]) -> None:
+            labels_binary: Path | None, phase_switch: str, target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     sync = sync_settings(main, secondary, foreign, sync_seconds)
     resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1" and OutputDir(
@@ -109,7 +122,9 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
-        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync)
+        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync,
+        labels_binary=labels_binary,
+        phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
 
 
@@ -119,7 +134,45 @@ def make_scheduler(config: Config) -> Scheduler:
     return FairFuzzScheduler(use_mask=config.use_mask, bootstrap=config.bootstrap)
 
 
+@dataclass(frozen=True)
+class Ended:
+    """How one run of a campaign ended: why its phase 1 was over (None: it simply stopped),
+    and the executions it made."""
+
+    phase_over: str | None
+    execs: int
+
+
 def run(config: Config) -> None:
+    """The campaign, or with --labels-binary its two phases: the second resumes the first's
+    output directory on the labelled build, within what is left of -V and -E."""
+    if config.labels_binary is None:
+        run_once(config)
+        return
+    check_target(config.labels_binary)
+    labelled = replace(config, input_dir=None, phase_policy=None, labelled_phase=True,
+                       target_argv=(str(config.labels_binary), *config.target_argv[1:]))
+    if config.input_dir is None and _saved_phase(config) == 2:
+        run_once(labelled)
+        return
+    started = time.monotonic()
+    first = run_once(config)
+    if first.phase_over is None:
+        return
+    seconds = None if config.max_seconds is None \
+        else max(config.max_seconds - (time.monotonic() - started), 0.001)
+    execs = None if config.max_execs is None else max(config.max_execs - first.execs, 1)
+    run_once(replace(labelled, max_seconds=seconds, max_execs=execs),
+             opening=f"phase 2: edges stalled ({first.phase_over}); fuzzing the labelled "
+                     f"build {config.labels_binary} from phase 1's queue")
+
+
+def _saved_phase(config: Config) -> int:
+    state = load_state(OutputDir(config.output_dir, config.instance).state_file)
+    return state.phase if state is not None else 1
+
+
+def run_once(config: Config, opening: str | None = None) -> Ended:
     """Set up the pieces, run the campaign, tear down in reverse order."""
     command_line = TargetCommand(tuple(config.target_argv))
     check_target(command_line.binary)
@@ -137,6 +190,8 @@ def run(config: Config) -> None:
                                   crash_exitcode=_crash_exitcode(), batches=config.batches)
         executor.add_tokens(tokens)
         status = make_status()
+        if opening is not None:
+            status.message(opening)
         if executor.batch_size() > 1:
             status.message(f"the target's ffcc runtime runs batches of up to "
                            f"{executor.batch_size()} children per request")
@@ -145,6 +200,7 @@ def run(config: Config) -> None:
                                 LabelMap.load(command_line.binary))
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
+            return Ended(campaign.phase_over, executor.counters().execs)
         finally:
             status.close()
             executor.close()

@@ -9,7 +9,7 @@ loses at most the last interval's counts.  The queue files stay the truth: an
 entry saved after the last state has no record and is calibrated as a new
 find; a record whose file is gone is ignored.
 
-    {"format": "ffuzz-state", "version": 3, "map_size": 65536,
+    {"format": "ffuzz-state", "version": 4, "map_size": 65536,
      "totals": {"run_time": 25, "execs": 123456, ...},
      "scheduler": {"cursor": {"cycle": 3, "position": 7, ...}, "cutoff_shift": 0, ...},
      "entries": {"name": ["id:000000,time:0,execs:0,orig:seed", ...], "depth": [1, ...],
@@ -23,8 +23,9 @@ an object per entry, which matters with tens of thousands of entries.
 Version 2 added the FairFuzz target counters to "totals" (and the scheduler's per-entry
 targets, which a scheduler's restore may ignore); a version 1 file reads as one whose
 counters were zero.  Version 3 added "imported" (entries taken from peers in a sync
-directory; their .synced/ files stay in the output directory).  An older ffuzz refuses a
-newer file rather than drop its counters.
+directory; their .synced/ files stay in the output directory).  Version 4 added "phase"
+(2 once a two-phase campaign has moved to its labelled build, phases.py; else 1).  An older
+ffuzz refuses a newer file rather than drop its counters.
 """
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ from ffcc.runtime.files import write_atomic
 
 FILE_NAME = "ffuzz_state.json"
 FORMAT = "ffuzz-state"
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class CampaignState:
     map_size: int = 0                    # of the maps below; 0: none saved
     branch_hits: np.ndarray | None = None  # FairFuzz numHits, uint32 per map index
     var_bytes: np.ndarray | None = None    # uint8 per map index, 1 where calibration saw variation
+    phase: int = 1                         # 2: a two-phase campaign is on its labelled build
 
 
 def save(path: Path, state: CampaignState, queue: Sequence[QueueEntry]) -> None:
@@ -111,7 +113,7 @@ def save(path: Path, state: CampaignState, queue: Sequence[QueueEntry]) -> None:
         maps["var_bytes"] = np.flatnonzero(state.var_bytes).tolist()
     document = {"format": FORMAT, "version": VERSION, "map_size": state.map_size,
                 "totals": asdict(state.totals), "scheduler": state.scheduler,
-                "entries": entries, **maps}
+                "entries": entries, "phase": state.phase, **maps}
     write_atomic(path, json.dumps(document, separators=(",", ":")))
 
 
@@ -135,7 +137,7 @@ def load(path: Path) -> CampaignState | None:
         records = {name: EntryRecord(*row)
                    for name, *row in zip(names, *(columns[name] for name in RECORD_FIELDS))}
         state = CampaignState(Totals(**document["totals"]), dict(document["scheduler"]),
-                              records, size)
+                              records, size, phase=int(document.get("phase", 1)))
         if "branch_hits" in document:
             state.branch_hits = np.zeros(size, np.uint32)
             hits = document["branch_hits"]

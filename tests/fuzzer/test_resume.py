@@ -24,7 +24,7 @@ from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.scheduler import FairFuzzScheduler
-from ffcc.fuzzer.state import FILE_NAME, RECORD_FIELDS, VERSION
+from ffcc.fuzzer.state import FILE_NAME, READABLE_VERSIONS, RECORD_FIELDS, VERSION
 from ffcc.fuzzer.status import PlainStatus
 
 # -- with a fake executor ----------------------------------------------------------
@@ -101,13 +101,16 @@ def test_an_afl_output_dir_resumes_with_its_deterministic_marks(tmp_path) -> Non
     assert ex.hits.sum() == sum(len(e.edges) for e in again.queue)
 
 
+READABLE = " or ".join(map(str, READABLE_VERSIONS))
+
+
 @pytest.mark.parametrize("content", [json.dumps({"format": "ffuzz-state", "version": VERSION + 1}),
                                      "{not json", json.dumps({"format": "ffuzz-state",
                                                               "version": VERSION})])
 def test_a_state_file_ffuzz_cannot_read_is_a_one_line_error(tmp_path, content) -> None:
     _, out = campaign_run(tmp_path, FairFuzzScheduler(), FakeExecutor(), b"\x01\x02", 1000)
     out.state_file.write_text(content)
-    with pytest.raises(FuzzerError, match="not an ffuzz state file of version 1 or 2 or 3; remove it"):
+    with pytest.raises(FuzzerError, match=f"state file of version {READABLE}; remove it"):
         resume_campaign(out.root.parent, FakeExecutor())
     assert out.state_file.read_text() == content  # a failed resume writes nothing
 
