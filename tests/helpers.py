@@ -16,7 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
-SAMPLE_NAMES = ("keywords", "temperature", "bugs")
+SAMPLE_NAMES = ("keywords", "temperature", "bugs", "boundaries")
 AFL_ENV = {"AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1", "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1",
            "AFL_NO_AFFINITY": "1", "AFL_QUIET": "1"}
 
