@@ -3,6 +3,8 @@
     python bench/fuzz_bench.py speed  [--seconds 30] [--runs 3]
     python bench/fuzz_bench.py edges  [--minutes 5] [--runs 3] [--fuzzers ffuzz,afl-fuzz]
     python bench/fuzz_bench.py shadow [--seconds 60]
+    python bench/fuzz_bench.py speed --against libfuzzer [--harness cjson,fixed]
+    python bench/fuzz_bench.py edges --against libfuzzer --minutes 3 [--runs 1]
 
 speed:  executions per second, both havoc-only (afl-fuzz -d; ffuzz -p afl,
         whose deterministic stages are off by default); runs alternate between
@@ -19,6 +21,19 @@ and --seeds pick another program (one C file reading the file named by its
 first argument); --target cjson takes cJSON's own libFuzzer harness
 (fuzzing/cjson_read_fuzzer.c, Debian's cjson sources) built with ffcc, whose
 harness main runs persistent with shared-memory test cases under both fuzzers.
+
+--against libfuzzer (speed and edges modes) compares on libFuzzer harnesses
+(LLVMFuzzerTestOneInput), each built three ways: clang -fsanitize=fuzzer for
+libFuzzer, ffcc for ffuzz (ffcc's harness main, batches), afl-clang-fast
+-fsanitize=fuzzer for afl-fuzz (AFL++'s driver: persistent, shared-memory test
+cases).  --harness picks cjson (cJSON's harness; its seeds are cJSON's fuzzing
+inputs in the harness's format: four '0'/'1' option bytes, the JSON, a NUL) and
+fixed (bench/fixed_work_fuzzer.c: the same hash work for every input).  speed:
+all three havoc-only (libFuzzer as it comes, -p afl, -d) for --seconds each,
+alternating, execs/s and the ratios ffuzz/libFuzzer and afl-fuzz/libFuzzer per
+round (median, min-max).  edges: each fuzzer's corpus after --minutes (its
+queue or corpus directory and its crashes), replayed on the ffcc build by
+ffuzz's replay, so that all three are counted as the same build's edges.
 Work files go to bench/.work/.
 """
 from __future__ import annotations
@@ -26,10 +41,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.fuzzer.shadow import LOG_NAME, summarize
@@ -40,6 +57,8 @@ WORK = REPO / "bench" / ".work"
 ENV = {**{k: v for k, v in os.environ.items() if k != "AFL_NO_AFFINITY"},
        "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
        "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_ALLOW_TMP": "1"}
+# Against libFuzzer, which binds to no CPU, none of the three does.
+RIVAL_ENV = {**ENV, "AFL_NO_AFFINITY": "1"}
 
 
 def build(source: Path) -> Path:
@@ -50,20 +69,71 @@ def build(source: Path) -> Path:
     return out
 
 
-def build_cjson_harness(flags: tuple[str, ...] = (),
-                        name: str = "cjson_read_fuzzer") -> tuple[Path, Path]:
-    """cJSON's fuzzing harness built by ffcc (with ``flags``: label options), as WORK/name,
-    and cJSON's own fuzzing seeds."""
+@dataclass(frozen=True)
+class Harness:
+    """A libFuzzer harness (LLVMFuzzerTestOneInput), what it compiles with, and its seeds."""
+
+    name: str
+    sources: tuple[Path, ...]
+    flags: tuple[str, ...]
+    seeds: Path
+
+
+# How each fuzzer's build of a libFuzzer harness is compiled.
+HARNESS_COMPILERS = {"libfuzzer": ("clang", "-fsanitize=fuzzer"), "ffuzz": ("ffcc",),
+                     "afl-fuzz": ("afl-clang-fast", "-fsanitize=fuzzer")}
+
+
+def cjson_seeds(tree: Path) -> Path:
+    """cJSON's fuzzing inputs (afl.c's format: two mode letters, then JSON) in the format of
+    its libFuzzer harness, whose first check rejects anything else: four '0'/'1' option bytes
+    (minify, require_termination, formatted, buffered), the JSON, a closing NUL.  The options
+    go through their 16 combinations over the files."""
+    out = WORK / "cjson-seeds"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for number, path in enumerate(sorted((tree / "fuzzing" / "inputs").iterdir())):
+        options = format(number % 16, "04b").encode()
+        (out / path.name).write_bytes(options + path.read_bytes()[2:] + b"\0")
+    return out
+
+
+def fixed_work_seeds() -> Path:
+    out = WORK / "fixed-seeds"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name, data in (("text", b"hello, fuzzer\n"), ("binary", bytes(range(64))), ("one", b"F")):
+        (out / name).write_bytes(data)
+    return out
+
+
+def harness(name: str) -> Harness:
+    if name == "fixed":
+        return Harness(name, (REPO / "bench" / "fixed_work_fuzzer.c",), (), fixed_work_seeds())
     sys.path.insert(0, str(REPO))
     from bench.projects import CJSON, fetch
 
     tree = fetch(CJSON)
-    out = WORK / name
+    return Harness(name, (tree / "cJSON.c", tree / "fuzzing" / "cjson_read_fuzzer.c"),
+                   (f"-I{tree}",), cjson_seeds(tree))
+
+
+def build_harness(h: Harness, fuzzer: str, flags: tuple[str, ...] = (),
+                  name: str | None = None) -> Path:
+    """``h`` built for ``fuzzer`` (a HARNESS_COMPILERS key), with ``flags``, as WORK/name."""
+    out = WORK / (name or f"{h.name}-{fuzzer}")
     WORK.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["ffcc", *flags, "-O2", f"-I{tree}", str(tree / "cJSON.c"),
-                    str(tree / "fuzzing" / "cjson_read_fuzzer.c"), "-o", str(out)],
-                   check=True, capture_output=True)
-    return out, tree / "fuzzing" / "inputs"
+    subprocess.run([*HARNESS_COMPILERS[fuzzer], *flags, "-O2", *h.flags, *map(str, h.sources),
+                    "-o", str(out)], check=True, capture_output=True, env={**ENV, "AFL_QUIET": "1"})
+    return out
+
+
+def build_cjson_harness(flags: tuple[str, ...] = (),
+                        name: str = "cjson_read_fuzzer") -> tuple[Path, Path]:
+    """cJSON's fuzzing harness built by ffcc (with ``flags``: label options), as WORK/name,
+    and seeds that pass its format check."""
+    h = harness("cjson")
+    return build_harness(h, "ffuzz", flags, name), h.seeds
 
 
 def read_stats(out: Path) -> dict[str, str]:
@@ -72,15 +142,16 @@ def read_stats(out: Path) -> dict[str, str]:
 
 
 def campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name: str,
-             extra: tuple[str, ...] = ()) -> dict[str, str]:
-    """One timed campaign; returns its final fuzzer_stats."""
+             extra: tuple[str, ...] = (), args: tuple[str, ...] = ("@@",),
+             env: dict[str, str] = ENV) -> dict[str, str]:
+    """One timed campaign of ffuzz or afl-fuzz; returns its final fuzzer_stats."""
     out = WORK / name
     shutil.rmtree(out, ignore_errors=True)
     if fuzzer == "afl-fuzz":
         cmd = ["afl-fuzz", "-i", str(seeds), "-o", str(out), "-V", str(int(seconds)), "-d", *extra]
     else:
         cmd = ["ffuzz", "-i", str(seeds), "-o", str(out), "-V", str(seconds), *extra]
-    subprocess.run([*cmd, "--", str(binary), "@@"], check=True, env=ENV,
+    subprocess.run([*cmd, "--", str(binary), *args], check=True, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 120)
     return read_stats(out)
 
@@ -125,6 +196,94 @@ def bench_shadow(binary: Path, seeds: Path, seconds: float) -> dict[str, object]
     return table.__dict__
 
 
+def libfuzzer_campaign(binary: Path, seeds: Path, seconds: float, name: str) -> dict[str, int]:
+    """One timed libFuzzer run on a copy of the seeds (WORK/name/corpus, where it adds its
+    finds; crashes go to WORK/name/artifacts); returns its final stat:: lines."""
+    out = WORK / name
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(seeds, out / "corpus")
+    (out / "artifacts").mkdir()
+    done = subprocess.run([str(binary), f"-max_total_time={int(seconds)}", "-print_final_stats=1",
+                           f"-artifact_prefix={out / 'artifacts'}/", str(out / "corpus")],
+                          env=RIVAL_ENV, capture_output=True, text=True, timeout=seconds + 120)
+    stats = {key: int(value) for key, value in re.findall(r"^stat::(\w+):\s*(\d+)$",
+                                                           done.stderr, re.M)}
+    if "number_of_executed_units" not in stats:
+        raise RuntimeError(f"libFuzzer printed no final stats:\n{done.stderr[-2000:]}")
+    return stats
+
+
+def rival_campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name: str,
+                   extra: tuple[str, ...] = ()) -> tuple[float, list[Path]]:
+    """One timed run of libfuzzer, ffuzz or afl-fuzz on its build of a harness: its own
+    executions per second, and the folders that hold its corpus and crashes."""
+    if fuzzer == "libfuzzer":
+        stats = libfuzzer_campaign(binary, seeds, seconds, name)
+        return float(stats["average_exec_per_sec"]), [WORK / name / "corpus",
+                                                     WORK / name / "artifacts"]
+    found = campaign(fuzzer, binary, seeds, seconds, name, extra, args=(), env=RIVAL_ENV)
+    return execs_per_sec(found), [WORK / name / "default" / kind for kind in ("queue", "crashes")]
+
+
+def corpus_edges(binary: Path, folders: list[Path]) -> int:
+    """Map indices lit by replaying every file of ``folders`` on ``binary`` (an ffcc build)."""
+    import numpy as np
+
+    from ffcc.fuzzer.executor import TargetCommand
+    from ffcc.fuzzer.replay import ReplayExecutor
+
+    files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir())
+             if path.is_file() and not path.name.startswith(".") and path.name != "README.txt"]
+    executor = ReplayExecutor(TargetCommand((str(binary),)), WORK / ".edges_input", 1000, seed=0)
+    try:
+        lit = np.zeros(executor.map_size, dtype=bool)
+        for trace in executor.traces([path.read_bytes() for path in files]):
+            lit[trace.indices] = True
+    finally:
+        executor.close()
+    return int(lit.sum())
+
+
+# Havoc only for all three: libFuzzer has no deterministic stages.
+SPEED_RIVALS = {"libfuzzer": (), "ffuzz": ("-p", "afl"), "afl-fuzz": ()}
+
+
+def spread(values: list[float]) -> dict[str, object]:
+    return {"runs": values, "median": statistics.median(values),
+            "min_max": f"{min(values):.2f}-{max(values):.2f}"}
+
+
+def bench_speed_libfuzzer(h: Harness, seconds: float, runs: int) -> dict[str, object]:
+    """execs/s of the three fuzzers on builds of one harness, run in turn (the order reversed
+    every other round), with the ratios to libFuzzer per round."""
+    binaries = {fuzzer: build_harness(h, fuzzer) for fuzzer in SPEED_RIVALS}
+    rates: dict[str, list[float]] = {fuzzer: [] for fuzzer in SPEED_RIVALS}
+    for r in range(runs):
+        order = list(SPEED_RIVALS) if r % 2 == 0 else list(reversed(SPEED_RIVALS))
+        for fuzzer in order:
+            rate, _ = rival_campaign(fuzzer, binaries[fuzzer], h.seeds, seconds,
+                                     f"{h.name}-speed-{fuzzer}-{r}", SPEED_RIVALS[fuzzer])
+            rates[fuzzer].append(rate)
+    base = rates["libfuzzer"]
+    return {**{f"{fuzzer}_execs_per_sec": spread(v) for fuzzer, v in rates.items()},
+            **{f"{fuzzer}_per_libfuzzer": spread([a / b for a, b in zip(rates[fuzzer], base,
+                                                                        strict=True)])
+               for fuzzer in ("ffuzz", "afl-fuzz")}}
+
+
+def bench_edges_libfuzzer(h: Harness, seconds: float, runs: int) -> dict[str, object]:
+    """Edges of each fuzzer's corpus after the budget, all replayed on the ffcc build."""
+    binaries = {fuzzer: build_harness(h, fuzzer) for fuzzer in SPEED_RIVALS}
+    edges: dict[str, list[int]] = {fuzzer: [] for fuzzer in SPEED_RIVALS}
+    for r in range(runs):
+        for fuzzer in SPEED_RIVALS:
+            _, folders = rival_campaign(fuzzer, binaries[fuzzer], h.seeds, seconds,
+                                        f"{h.name}-edges-{fuzzer}-{r}")
+            edges[fuzzer].append(corpus_edges(binaries["ffuzz"], folders))
+    return {f"{fuzzer}_edges": {"runs": v, "median": statistics.median(v)}
+            for fuzzer, v in edges.items()}
+
+
 def show(result: dict[str, object]) -> str:
     def fmt(v: object) -> str:
         if isinstance(v, float):
@@ -154,16 +313,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fuzzers", default="ffuzz,ffuzz-afl,afl-fuzz",
                         help="edges mode: which of ffuzz (FairFuzz), ffuzz-afl, afl-fuzz")
+    parser.add_argument("--against", choices=["afl-fuzz", "libfuzzer"], default="afl-fuzz",
+                        help="libfuzzer: speed or edges of libFuzzer, ffuzz and afl-fuzz on "
+                             "libFuzzer harnesses (--harness)")
+    parser.add_argument("--harness", default="cjson,fixed",
+                        help="--against libfuzzer: which of cjson, fixed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if not shutil.which("afl-clang-fast") or not shutil.which("afl-fuzz"):
         print("fuzz_bench: AFL++ (afl-clang-fast, afl-fuzz) is needed", file=sys.stderr)
         return 1
+    seconds = args.minutes * 60 if args.minutes else args.seconds
+    if args.against == "libfuzzer":
+        if args.mode == "shadow":
+            parser.error("--against libfuzzer compares speed or edges")
+        bench = bench_speed_libfuzzer if args.mode == "speed" else bench_edges_libfuzzer
+        result = {name: bench(harness(name), seconds, args.runs)
+                  for name in args.harness.split(",")}
+        print(json.dumps(result, indent=2) if args.json
+              else "\n".join(f"{name}\n{show(table)}" for name, table in result.items()))
+        return 0
     if args.target == "cjson":
         binary, args.seeds = build_cjson_harness()
     else:
         binary = build(args.source)
-    seconds = args.minutes * 60 if args.minutes else args.seconds
     if args.mode == "speed":
         result = bench_speed(binary, args.seeds, seconds, args.runs)
     elif args.mode == "edges":

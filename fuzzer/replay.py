@@ -73,6 +73,10 @@ class ReplayExecutor(NativeExecutor):
         calibration = self.calibrate(data, runs=1, count_hits=False)
         return Trace(calibration.status, np.flatnonzero(self._trace).astype(np.uint32))
 
+    def traces(self, inputs: list[bytes]) -> list[Trace]:
+        """Each input's trace, in order."""
+        return [self.trace(data) for data in inputs]
+
 
 @dataclass(frozen=True)
 class Target:
