@@ -3,7 +3,7 @@
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
-          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] -- prog [args] @@
+          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
 With --labels-binary, prog is an edge-only build fuzzed until edges stall, then the campaign
@@ -31,6 +31,7 @@ from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.launcher import launch
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.phases import DEFAULT_POLICY, parse_policy
 from ffcc.fuzzer.report_cli import SUBCOMMANDS
@@ -100,6 +101,8 @@ def parse_memory(text: str) -> int:
 @click.option("--phase-switch", default=DEFAULT_POLICY, show_default=True,
               help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
                    "time:S; the first that holds).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1),
+              help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_obj
 def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str | None, memory: str,
@@ -107,8 +110,16 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
-            labels_binary: Path | None, phase_switch: str, target: tuple[str, ...]) -> None:
+            labels_binary: Path | None, phase_switch: str, jobs: int | None,
+            target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
+    if jobs is not None and jobs > 1:
+        if main is not None or secondary is not None:
+            raise FuzzerError("-j names its instances itself: leave out -M and -S")
+        given = click.get_current_context().get_parameter_source("schedule")
+        launch(own_argv, target, output_dir, jobs,
+               schedule if given == click.core.ParameterSource.COMMANDLINE else None, seed)
+        return
     sync = sync_settings(main, secondary, foreign, sync_seconds)
     resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1" and OutputDir(
         output_dir, sync.name if sync else "default").has_campaign())
