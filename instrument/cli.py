@@ -101,7 +101,7 @@ def run(argv: list[str]) -> int:
                         "directory (ffcc --prune build/)", 2)
     if opts.estimate:
         return estimate([s.path for s in command.c_sources], opts)
-    backend = select_backend(opts.cc)
+    backend = select_backend(opts.cc, opts.cmplog)
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
     # A link alone needs no rewriters (their import costs a tenth of a second per command).
     builder = (label_builder(opts, backend)

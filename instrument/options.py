@@ -57,6 +57,7 @@ class FfccOptions:
     compiler_args: list[str] = field(default_factory=list)
 
     labels_required: bool = False  # a unit whose labelled code does not compile is an error
+    cmplog: bool = False  # log comparisons' operands for ffuzz -c
 
     @property
     def wants_labels(self) -> bool:
@@ -143,6 +144,7 @@ FFCC_OPTIONS = {
     "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
     "keep-annotated": (_VALUE, _set("keep_annotated")),
     "labels-required": (_FLAG, _set("labels_required", lambda v: True)),
+    "cmplog": (_FLAG, _set("cmplog", lambda v: True)),
     "prune": (_OPTIONAL, _prune),
     "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
     "estimate": (_FLAG, _set("estimate", lambda v: True)),
@@ -223,6 +225,9 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
                      (DIR/<absolute source path>), to read or diff the labels
   --labels-required  fail when a file's labelled code does not compile (by
                      default it is built without labels, with a warning)
+  --cmplog           build the comparison-logging variant for `ffuzz -c`:
+                     integer comparisons, switches and memcmp/strcmp-like
+                     calls log their operands (labels' predicates too)
   --ffcc-verbose     print the commands ffcc runs
   --help             this text
 

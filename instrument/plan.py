@@ -28,12 +28,13 @@ from pathlib import Path
 from ffcc import runtime
 
 from .command_line import CompilerCommand, Mode
-from .toolchain import FFCC_MACRO, GCC, Backend, predefined_macros
+from .toolchain import CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
-# its map rather than their own no-op stubs.
+# its map rather than their own no-op stubs (and, with --cmplog, its comparison log).
 EXPORTED_HOOKS = ("__sanitizer_cov_trace_pc*", "__afl_persistent_loop", "__afl_manual_init",
                   "__afl_fuzz_ptr", "__afl_fuzz_len")
+CMPLOG_EXPORTED_HOOKS = ("__sanitizer_cov_trace_*cmp*", "__sanitizer_cov_trace_switch")
 
 
 def quote_dir(path: str) -> str:
@@ -51,12 +52,14 @@ class RuntimeFiles:
     core: Path          # map, hooks and forkserver: linked into every executable
     shared_stub: Path   # weak no-op hooks: linked into shared objects
     fuzzer_main: Path   # archive with main() for LLVMFuzzerTestOneInput harnesses
+    cmplog: Path        # comparison hooks and routine wrappers: --cmplog executables
 
     @classmethod
     def in_dir(cls, directory: Path) -> RuntimeFiles:
         """The runtime's files as ``runtime_build`` names them in ``directory``."""
         return cls(core=directory / "ffcc_rt.o", shared_stub=directory / "ffcc_shared_stub.o",
-                   fuzzer_main=directory / "libffcc_fuzzer_main.a")
+                   fuzzer_main=directory / "libffcc_fuzzer_main.a",
+                   cmplog=directory / "ffcc_cmplog.o")
 
 
 def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
@@ -65,12 +68,17 @@ def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
             and not command.relocatable and not command.no_stdlib)
 
 
-def link_additions(command: CompilerCommand, rt: RuntimeFiles) -> list[str]:
-    """The runtime for executables, the weak stubs for shared objects."""
+def link_additions(command: CompilerCommand, rt: RuntimeFiles, cmplog: bool = False) -> list[str]:
+    """The runtime for executables, the weak stubs for shared objects; with ``cmplog`` the
+    comparison log too, and the comparison routines wrapped (runtime/ffcc_cmplog.c)."""
     if command.shared:
         return [str(rt.shared_stub)]
     exports = [f"-Wl,--export-dynamic-symbol={name}" for name in EXPORTED_HOOKS]
-    return [str(rt.core), str(rt.fuzzer_main), *exports]
+    if not cmplog:
+        return [str(rt.core), str(rt.fuzzer_main), *exports]
+    exports += [f"-Wl,--export-dynamic-symbol={name}" for name in CMPLOG_EXPORTED_HOOKS]
+    wraps = [f"-Wl,--wrap={routine}" for routine in CMPLOG_ROUTINES]
+    return [str(rt.core), str(rt.cmplog), str(rt.fuzzer_main), *exports, *wraps]
 
 
 def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
@@ -88,7 +96,7 @@ def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
 def plan_compile(command: CompilerCommand, backend: Backend,
                  rt: RuntimeFiles | None) -> list[str]:
     """The backend argv for a drop-in invocation (``rt`` when it links a runtime)."""
-    back = link_additions(command, rt) if rt is not None else []
+    back = link_additions(command, rt, backend.cmplog) if rt is not None else []
     return [backend.path, *front_flags(command, backend), *command.args, *back]
 
 
@@ -145,7 +153,7 @@ def project_link(command: CompilerCommand, backend: Backend, objects: Sequence[P
     ffcc's runtime)."""
     link = [backend.path, *command.options, *map(str, objects), *command.linker_inputs,
             "-o", str(program)]
-    return [*link, *link_additions(command, rt)] if rt is not None else link
+    return [*link, *link_additions(command, rt, backend.cmplog)] if rt is not None else link
 
 
 # --- runtime -----------------------------------------------------------------------------
@@ -187,6 +195,7 @@ def runtime_build(backend: Backend, arch_flags: tuple[str, ...], work: Path) -> 
           for source, part in zip(runtime.CORE_SOURCES, parts)),
         runtime_compile(backend, runtime.SHARED_STUB, files.shared_stub, arch_flags),
         runtime_compile(backend, runtime.FUZZER_MAIN, main_object, arch_flags),
+        runtime_compile(backend, runtime.CMPLOG, files.cmplog, arch_flags),
     )
     merge = [backend.path, *arch_flags, "-r", "-nostdlib", "-o", str(files.core),
              *map(str, parts)]

@@ -6,7 +6,9 @@ run with it is built in plan.py.
 
 clang gets ``-fsanitize-coverage=trace-pc-guard`` (collision-free edge ids);
 gcc, which has no guard mode, gets ``-fsanitize-coverage=trace-pc`` and the
-runtime hashes block offsets.  A compiler that instruments on its own (AFL++'s
+runtime hashes block offsets.  A ``--cmplog`` build adds ``trace-cmp`` (both
+compilers) and keeps the calls of the comparison routines (``CMPLOG_ROUTINES``) for the
+linker to wrap.  A compiler that instruments on its own (AFL++'s
 afl-clang-fast and friends) is a "foreign" backend: ffcc adds labels only, and
 AFL++'s runtime does the rest.
 """
@@ -29,6 +31,11 @@ COVERAGE_FLAGS = {
     FOREIGN: (),
 }
 
+# Routines whose operands a --cmplog binary logs (runtime/ffcc_cmplog.c wraps each).
+CMPLOG_ROUTINES = ("memcmp", "bcmp", "strcmp", "strncmp", "strcasecmp", "strncasecmp", "strstr")
+CMPLOG_FLAGS = ("-fsanitize-coverage=trace-cmp",
+                *(f"-fno-builtin-{routine}" for routine in CMPLOG_ROUTINES))
+
 
 @dataclass(frozen=True)
 class Backend:
@@ -36,10 +43,11 @@ class Backend:
 
     path: str
     kind: str
+    cmplog: bool = False  # ffcc --cmplog: comparisons logged too
 
     @property
     def coverage_flags(self) -> tuple[str, ...]:
-        return COVERAGE_FLAGS[self.kind]
+        return COVERAGE_FLAGS[self.kind] + (CMPLOG_FLAGS if self.cmplog else ())
 
     @property
     def links_ffcc_runtime(self) -> bool:
@@ -63,13 +71,17 @@ def _kind_of(path: str) -> str:
     return CLANG if "clang" in banner else GCC
 
 
-def select_backend(requested: str | None) -> Backend:
+def select_backend(requested: str | None, cmplog: bool = False) -> Backend:
     """The compiler to run: the one asked for, else clang, else gcc."""
     candidates = [requested] if requested else ["clang", "gcc", "cc"]
     for candidate in candidates:
         path = shutil.which(candidate)
         if path and Path(path).name != "ffcc":
-            return Backend(path=path, kind=_kind_of(path))
+            backend = Backend(path=path, kind=_kind_of(path), cmplog=cmplog)
+            if cmplog and not backend.links_ffcc_runtime:
+                raise FfccError(f"ffcc: error: --cmplog needs ffcc's runtime; {path} brings "
+                                "its own (build with AFL_LLVM_CMPLOG=1 instead)", 2)
+            return backend
     if requested:
         raise FfccError(f"ffcc: error: compiler '{requested}' not found (set --cc or FFCC_CC)", 127)
     raise FfccError("ffcc: error: no C compiler found: install clang or gcc, or set FFCC_CC", 127)

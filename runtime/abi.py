@@ -20,6 +20,8 @@ of it.
   one JSON record per label in slot order, with at least "id" and "slot" (label_db.py lists
   the other fields).  ffcc writes it after each link, ffuzz reads it; a reader refuses a
   format or version it does not know rather than guess where labels are.
+* Comparison log (``ffcc --cmplog``, ``ffuzz -c``): the segment's layout is in
+  ffcc_protocol.h; ``cmplog_records`` reads a segment into ``CmpRecord`` values.
 """
 
 from __future__ import annotations
@@ -82,6 +84,49 @@ def label_region_size(section_size: int) -> int:
 def label_region_start(map_size: int, label_region: int) -> int:
     """First map index of the label region (= end of the edge region)."""
     return map_size - label_region
+
+
+CMPLOG_SITES = PROTOCOL["FFCC_CMPLOG_SITES"]
+CMPLOG_RECORDS = PROTOCOL["FFCC_CMPLOG_RECORDS"]
+CMPLOG_RECORDS_AT = PROTOCOL["FFCC_CMPLOG_RECORDS_AT"]
+CMPLOG_SHM_SIZE = PROTOCOL["FFCC_CMPLOG_SHM_SIZE"]
+CMPLOG_INT = PROTOCOL["FFCC_CMPLOG_INT"]
+CMPLOG_RTN = PROTOCOL["FFCC_CMPLOG_RTN"]
+CMPLOG_CONST0 = PROTOCOL["FFCC_CMPLOG_CONST0"]
+# struct ffcc_cmplog_record: v0, v1, kind, len0, len1, flags, reserved
+CMPLOG_RECORD = struct.Struct(f"<{PROTOCOL['FFCC_CMPLOG_OPERAND']}s"
+                              f"{PROTOCOL['FFCC_CMPLOG_OPERAND']}sBBBB4x")
+CMPLOG_HITS = struct.Struct(f"<{CMPLOG_SITES}I")
+
+
+@dataclass(frozen=True)
+class CmpRecord:
+    """One logged comparison: its site, kind (CMPLOG_INT or CMPLOG_RTN) and both operands
+    (an integer's little-endian bytes, a routine's first bytes); ``const0``: the first
+    operand is a compile-time constant."""
+
+    site: int
+    kind: int
+    v0: bytes
+    v1: bytes
+    const0: bool
+
+
+def cmplog_records(segment: bytes | memoryview) -> list[CmpRecord]:
+    """Every record a run logged into a comparison-log segment, site by site, oldest first
+    (a site that logged more than CMPLOG_RECORDS calls keeps its last ones)."""
+    records = []
+    for site, hits in enumerate(CMPLOG_HITS.unpack_from(segment)):
+        if not hits:
+            continue
+        kept = min(hits, CMPLOG_RECORDS)
+        for n in range(hits - kept, hits):
+            at = CMPLOG_RECORDS_AT + (site * CMPLOG_RECORDS + n % CMPLOG_RECORDS) \
+                * CMPLOG_RECORD.size
+            v0, v1, kind, len0, len1, flags = CMPLOG_RECORD.unpack_from(segment, at)
+            records.append(CmpRecord(site, kind, v0[:len0], v1[:len1],
+                                     bool(flags & CMPLOG_CONST0)))
+    return records
 
 
 class LabelDbError(ValueError):

@@ -97,4 +97,40 @@ _Static_assert(sizeof(struct ffcc_batch) <= FFCC_BATCH_DATA, "batch header too b
 _Static_assert(FFCC_BATCH_MAPS == FFCC_BATCH_DATA + FFCC_BATCH_DATA_SIZE, "batch layout");
 _Static_assert(FFCC_BATCH_SHM_SIZE == FFCC_BATCH_MAPS + FFCC_BATCH_MAPS_SIZE, "batch layout");
 
+/* Comparison log (ffcc --cmplog): a binary built with --cmplog logs the
+ * operands of its integer comparisons, switches and memcmp/strcmp-like calls
+ * into a segment the fuzzer creates and names in FFCC_ENV_CMPLOG_SHM_ID
+ * (ffcc_names.h); without it the hooks do nothing.  Layout: a uint32_t hit
+ * count per call site (FFCC_CMPLOG_SITES of them, the site being a hash of
+ * the call's return address), then FFCC_CMPLOG_RECORDS records per site,
+ * from FFCC_CMPLOG_RECORDS_AT: the site's i-th logged call writes record
+ * i % FFCC_CMPLOG_RECORDS.  The fuzzer zeroes the hit counts before a run.
+ * A record (struct ffcc_cmplog_record) holds both operands: an integer as
+ * little-endian bytes (len0 == len1 == its width), a routine's first bytes
+ * (up to FFCC_CMPLOG_OPERAND of each; a string's without its NUL). */
+#define FFCC_CMPLOG_SITES 8192
+#define FFCC_CMPLOG_RECORDS 32
+#define FFCC_CMPLOG_OPERAND 32
+#define FFCC_CMPLOG_RECORD_SIZE 72
+#define FFCC_CMPLOG_RECORDS_AT 32768
+#define FFCC_CMPLOG_SHM_SIZE 18907136
+/* Record kinds, and flags. */
+#define FFCC_CMPLOG_INT 1
+#define FFCC_CMPLOG_RTN 2
+#define FFCC_CMPLOG_CONST0 1
+
+struct ffcc_cmplog_record {
+  uint8_t v0[FFCC_CMPLOG_OPERAND]; /* first operand */
+  uint8_t v1[FFCC_CMPLOG_OPERAND]; /* second operand */
+  uint8_t kind;                    /* FFCC_CMPLOG_INT or FFCC_CMPLOG_RTN */
+  uint8_t len0;                    /* bytes of v0 logged */
+  uint8_t len1;                    /* bytes of v1 logged */
+  uint8_t flags;                   /* FFCC_CMPLOG_CONST0: v0 is a compile-time constant */
+  uint32_t reserved;
+};
+_Static_assert(sizeof(struct ffcc_cmplog_record) == FFCC_CMPLOG_RECORD_SIZE, "cmplog record");
+_Static_assert(FFCC_CMPLOG_RECORDS_AT == FFCC_CMPLOG_SITES * sizeof(uint32_t), "cmplog layout");
+_Static_assert(FFCC_CMPLOG_SHM_SIZE == FFCC_CMPLOG_RECORDS_AT +
+               FFCC_CMPLOG_SITES * FFCC_CMPLOG_RECORDS * FFCC_CMPLOG_RECORD_SIZE, "cmplog layout");
+
 #endif

@@ -22,7 +22,7 @@ from ffcc.instrument.plan import (
 from ffcc.instrument.toolchain import CLANG, FOREIGN, GCC, Backend
 
 RT = RuntimeFiles(core=Path("/rt/ffcc_rt.o"), shared_stub=Path("/rt/stub.o"),
-                  fuzzer_main=Path("/rt/libmain.a"))
+                  fuzzer_main=Path("/rt/libmain.a"), cmplog=Path("/rt/cmplog.o"))
 CLANG_BE = Backend("/usr/bin/clang", CLANG)
 
 
@@ -114,7 +114,9 @@ def test_runtime_build_compiles_merges_and_archives():
         ["/usr/bin/gcc", *flags, "-m32", *include, "-c",
          str(runtime.SHARED_STUB), "-o", "/cache/w/ffcc_shared_stub.o"],
         ["/usr/bin/gcc", *flags, "-m32", *include, "-c",
-         str(runtime.FUZZER_MAIN), "-o", "/cache/w/ffcc_fuzzer_main.o"])
+         str(runtime.FUZZER_MAIN), "-o", "/cache/w/ffcc_fuzzer_main.o"],
+        ["/usr/bin/gcc", *flags, "-m32", *include, "-c",
+         str(runtime.CMPLOG), "-o", "/cache/w/ffcc_cmplog.o"])
     assert build.merge == ["/usr/bin/gcc", "-m32", "-r", "-nostdlib", "-o", "/cache/w/ffcc_rt.o",
                            "/cache/w/ffcc_map.part.o", "/cache/w/ffcc_forkserver.part.o"]
     assert build.archive == ["ar", "rcs", "/cache/w/libffcc_fuzzer_main.a",
