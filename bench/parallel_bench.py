@@ -79,8 +79,8 @@ def spread(values: list[float]) -> str:
 
 
 def bench_jobs(targets: list[str], seconds: float, runs: int,
-               sync_seconds: float) -> dict[str, object]:
-    results: dict[str, object] = {}
+               sync_seconds: float) -> dict[str, dict[str, object]]:
+    results: dict[str, dict[str, object]] = {}
     for name in targets:
         binary, seeds = TARGETS[name]()
         single, double = [], []

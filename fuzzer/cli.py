@@ -26,6 +26,7 @@ import click
 
 from ffcc.fuzzer.affinity import bind_to_free_cpu
 from ffcc.fuzzer.campaign import Campaign
+from ffcc.fuzzer.cluster import cluster_command
 from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
@@ -243,7 +244,7 @@ def _crash_exitcode() -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    subcommand = SUBCOMMANDS.get(args[0]) if args else None  # ffuzz report / plot
+    subcommand = {**SUBCOMMANDS, "cluster": cluster_command}.get(args[0]) if args else None
     try:
         if subcommand is not None:
             subcommand.main(args=args[1:], prog_name=f"ffuzz {args[0]}", standalone_mode=False)

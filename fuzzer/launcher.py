@@ -111,10 +111,13 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def child_setup(cpu: int | None) -> Callable[[], None]:
     """What a child runs between fork and exec: die with its parent (SIGTERM, which ffuzz
-    answers with a clean stop) and take its CPU, so ffuzz's own binding keeps it."""
+    answers with a clean stop) and take its CPU, so ffuzz's own binding keeps it.  The
+    signal mask is inherited through exec: a parent thread that blocks signals (Ray's
+    worker threads block SIGINT) would leave ffuzz deaf to the stop."""
     parent = os.getpid()
 
     def setup() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:  # the parent died before the line above
             os.kill(os.getpid(), signal.SIGTERM)
@@ -184,7 +187,8 @@ class StatusLine:
     """The combined numbers: one line in place on a terminal, else a line every
     STATUS_EVERY seconds."""
 
-    def __init__(self, stream: IO[str] = sys.stderr) -> None:
+    def __init__(self, prefix: str = "ffuzz -j", stream: IO[str] = sys.stderr) -> None:
+        self.prefix = prefix
         self.stream = stream
         self.tty = stream.isatty() and not os.environ.get("AFL_NO_UI")
         self.every = 1.0 if self.tty else STATUS_EVERY
@@ -202,7 +206,7 @@ class StatusLine:
         self.stream.flush()
 
     def message(self, text: str) -> None:
-        self.stream.write(("\r\x1b[K" if self.tty else "") + f"[ffuzz -j] {text}\n")
+        self.stream.write(("\r\x1b[K" if self.tty else "") + f"[{self.prefix}] {text}\n")
         self.stream.flush()
 
     def close(self) -> None:
