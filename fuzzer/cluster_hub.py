@@ -67,7 +67,8 @@ class Metrics:
     hits_bytes_out: int = 0     # and sent
     other_bytes_in: int = 0     # stats files, plot lines, crashes and hangs
     merges: int = 0             # hit-count arrays folded into the sum
-    merge_seconds: float = 0.0  # time spent folding them in and answering with sums
+    merge_seconds: float = 0.0  # time spent folding them in
+    answer_seconds: float = 0.0  # time spent making each delivery's sum of the others
 
 
 def _size(files: list[File]) -> int:
@@ -153,7 +154,7 @@ class Hub:
             if own is not None and own.hits is not None and own.hits.shape == peer_hits.shape:
                 peer_hits -= own.hits
         m = self.metrics
-        m.merge_seconds += time.perf_counter() - started
+        m.answer_seconds += time.perf_counter() - started
         m.deliveries += 1
         m.entries_out += sum(len(e) for e in entries.values())
         m.entry_bytes_out += sum(_size(e) for e in entries.values())
