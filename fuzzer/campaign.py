@@ -24,6 +24,8 @@ import numpy as np
 from ffcc.fuzzer import stages
 from ffcc.fuzzer import state as saved_state
 from ffcc.fuzzer.calibration import calibrate, confirm_hang
+from ffcc.fuzzer.cmplog import STAGE_NAME as INPUT_TO_STATE
+from ffcc.fuzzer.cmplog import CmplogStage
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.energy import (
     SPLICE_CYCLES,
@@ -60,8 +62,9 @@ class Campaign:
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: LabelMap | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, cmplog: CmplogStage | None = None) -> None:
         self.config = config
+        self.cmplog = cmplog  # -c: input-to-state, once per entry
         self.executor = executor
         self.outdir = outdir
         self.scheduler = scheduler
@@ -137,6 +140,8 @@ class Campaign:
         site = self.labels.site_at(target, self.executor.map_size) \
             if self.labels is not None and target is not None else None
         self.progress.select(selection, site)
+        if self.cmplog is not None:
+            self.input_to_state(self.cmplog)
         if not entry.trimmed:
             self.trim(entry)
         data, mask = entry.data, None
@@ -230,6 +235,20 @@ class Campaign:
             if self.stopping():
                 return False
         return True
+
+    def input_to_state(self, cmplog: CmplogStage) -> None:
+        """-c: colorization and input-to-state replacement (fuzzer/cmplog.py) on each entry
+        added since the last time, trimmed first; each finding is saved as it comes."""
+        while not self.stopping() and (index := cmplog.next_entry(len(self.queue))) is not None:
+            entry = self.queue[index]
+            if not entry.trimmed:
+                self.trim(entry)
+            self.progress.stage = INPUT_TO_STATE
+            for finding in cmplog.run(entry.data, entry.checksum):
+                if finding is not None:
+                    self.record(finding, INPUT_TO_STATE, entry)
+                if self.stopping():
+                    return
 
     def trim(self, entry: QueueEntry) -> None:
         """AFL's trim, in place: blocks go only while the trace keeps its checksum, and the
@@ -450,7 +469,8 @@ class Campaign:
 
     def snapshot(self) -> Snapshot:
         return snapshot(self.progress, self.executor, self.queue, self.scheduler, self.labels,
-                        self._edge_end, self.config)
+                        self._edge_end, self.config,
+                        self.cmplog.stats if self.cmplog is not None else None)
 
     def tick(self) -> None:
         now = time.monotonic()

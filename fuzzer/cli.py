@@ -1,11 +1,12 @@
 """`ffuzz`: afl-fuzz's command line, FairFuzz's options, one-line errors.
 
-    ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D]
+    ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D] [-c PROG_CMPLOG]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
           [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
+-c is AFL++'s: input-to-state on each new entry with a `ffcc --cmplog` build (cmplog.py).
 With --labels-binary, prog is an edge-only build fuzzed until edges stall, then the campaign
 goes on in the same output directory on the labelled build (phases.py).
 `ffuzz report OUT` and `ffuzz plot OUT...` read a campaign (report_cli.py).
@@ -27,6 +28,7 @@ import click
 from ffcc.fuzzer.affinity import bind_to_free_cpu
 from ffcc.fuzzer.campaign import Campaign
 from ffcc.fuzzer.cluster import cluster_command
+from ffcc.fuzzer.cmplog import open_cmplog
 from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
@@ -82,6 +84,9 @@ def parse_memory(text: str) -> int:
 @click.option("-p", "--schedule", type=click.Choice(["fairfuzz", "afl"]), default="fairfuzz",
               show_default=True, help="Queue selection: FairFuzz rare branches, or plain AFL.")
 @click.option("-D", "deterministic", is_flag=True, help="Run AFL's deterministic stages.")
+@click.option("-c", "cmplog", metavar="PROG_CMPLOG",
+              help="Input-to-state on each new entry with this ffcc --cmplog build of the "
+                   "target (0: the target is one).")
 @click.option("-r", "target_trim", is_flag=True, help="FairFuzz: trim inputs to their target branch.")
 @click.option("-q", "bootstrap", type=click.Choice(["1", "2", "3"]),
               help="FairFuzz: fall back to AFL selection after a cycle without new branches.")
@@ -112,7 +117,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
             labels_binary: Path | None, phase_switch: str, jobs: int | None,
-            target: tuple[str, ...]) -> None:
+            cmplog: str | None, target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     if jobs is not None and jobs > 1:
         if main is not None or secondary is not None:
@@ -134,7 +139,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
-        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync,
+        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
         labels_binary=labels_binary,
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
@@ -207,14 +212,17 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
         if executor.batch_size() > 1:
             status.message(f"the target's ffcc runtime runs batches of up to "
                            f"{executor.batch_size()} children per request")
+        cmplog = open_cmplog(config, command_line, outdir.cur_input, executor)
         try:
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
-                                LabelMap.load(command_line.binary))
+                                LabelMap.load(command_line.binary), cmplog=cmplog)
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
             return Ended(campaign.phase_over, executor.counters().execs)
         finally:
             status.close()
+            if cmplog is not None:
+                cmplog.close()
             executor.close()
     finally:
         outdir.close()

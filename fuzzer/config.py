@@ -37,6 +37,7 @@ class Config:
     hang_timeout_ms: int = DEFAULT_HANG_TIMEOUT_MS  # AFL_HANG_TMOUT
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup
     sync: SyncSettings | None = None  # -M/-S NAME: an instance in the sync dir -o
+    cmplog: str | None = None       # -c: the cmplog build of the target, or "0": the target
     labels_binary: Path | None = None  # --labels-binary: phase 2's build (phases.py)
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary

@@ -10,6 +10,7 @@ from pathlib import Path
 from ffcc.fuzzer.errors import FuzzerError
 
 MAX_TOKEN = 128
+SOLVED_PER_ENTRY = 16  # operands one cmplog stage may add to the dictionary
 _LINE = re.compile(r'^(?:[A-Za-z0-9_]+(?:@\d+)?\s*=\s*)?"(.*)"$')
 
 
@@ -53,3 +54,15 @@ def load_dictionary(path: Path) -> list[bytes]:
             raise FuzzerError(f"{path}:{number}: token must be 1..{MAX_TOKEN} bytes")
         tokens.append(token)
     return tokens
+
+
+def solved_tokens(operands: list[bytes], known: set[bytes]) -> list[bytes]:
+    """The operands the cmplog stage found (fuzzer/cmplog.py) worth a dictionary token:
+    new, at most MAX_TOKEN bytes, not one byte repeated (0, -1, padding), in their order,
+    at most SOLVED_PER_ENTRY."""
+    tokens: list[bytes] = []
+    for operand in operands:
+        if (0 < len(operand) <= MAX_TOKEN and len(set(operand)) > 1
+                and operand not in known and operand not in tokens):
+            tokens.append(operand)
+    return tokens[:SOLVED_PER_ENTRY]

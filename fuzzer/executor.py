@@ -231,10 +231,12 @@ class NativeExecutor:
 
     def __init__(self, command: TargetCommand, input_path: Path, timeout_ms: int,
                  seed: int, mem_limit_mb: int = 0, show_child_output: bool = False,
-                 crash_exitcode: int | None = None, batches: bool = True) -> None:
+                 crash_exitcode: int | None = None, batches: bool = True,
+                 extra_env: dict[str, str] | None = None) -> None:
         check_target(command.binary)
         self.command = command
         self._batches = batches
+        self._extra_env = extra_env or {}  # e.g. the comparison log of a cmplog build
         self.timeout_ms = timeout_ms
         self._execs_per_slice = 64
         size = lib.FFCC_MAX_HELLO_MAPSIZE
@@ -257,6 +259,7 @@ class NativeExecutor:
                                  lib.ffcc_engine_shm_fuzz_id(self._engine),
                                  lib.ffcc_engine_batch_shm_id(self._engine)
                                  if self._batches else None)
+        env.update(self._extra_env)
         keep = [ffi.new("char[]", a.encode()) for a in self.command.with_input(input_path)]
         argv = ffi.new("char *[]", keep + [ffi.NULL])
         env_keep = [ffi.new("char[]", f"{k}={v}".encode()) for k, v in env.items()]
@@ -373,6 +376,13 @@ class NativeExecutor:
         lib.ffcc_note_fault(self._engine, ffi.from_buffer("uint8_t[]", data), len(data),
                             self.timeout_ms, status)
         return RunStatus(status[0])
+
+    def fault_is_new(self, data: bytes) -> bool:
+        """Run a crashing or hanging input again: whether its trace is new to the crash or
+        hang virgin map (which it then joins), as a stage judges its children."""
+        status = ffi.new("int *")
+        return bool(lib.ffcc_note_fault(self._engine, ffi.from_buffer("uint8_t[]", data),
+                                        len(data), self.timeout_ms, status))
 
     def branch_hits(self) -> np.ndarray:
         return self._hits

@@ -10,11 +10,12 @@ import os
 import resource
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from ffcc.fuzzer.cmplog import CmplogStats
 from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.energy import havoc_block_level
 from ffcc.fuzzer.executor import Counters, Executor
@@ -83,6 +84,7 @@ class Snapshot:
     auto_tokens: int
     banner: str
     command_line: str
+    cmplog: CmplogStats | None = None  # -c: what the input-to-state stage did, this session
 
     @property
     def bitmap_cvg(self) -> float:
@@ -165,8 +167,10 @@ class Progress:
 
 
 def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Scheduler,
-             labels: LabelMap | None, edge_end: int, config: Config) -> Snapshot:
-    """The campaign's numbers now; edge_end: where the label region starts in the map."""
+             labels: LabelMap | None, edge_end: int, config: Config,
+             cmplog: CmplogStats | None = None) -> Snapshot:
+    """The campaign's numbers now; edge_end: where the label region starts in the map;
+    cmplog: the input-to-state stage's counts (-c)."""
     now = time.time()
     counters = executor.counters()
     session = max(now - progress.started, 1e-6)
@@ -207,7 +211,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         labels_total=labels.count if labels else 0,
         tokens=tokens, auto_tokens=auto_tokens,
         banner=Path(config.target_argv[0]).name,
-        command_line=shlex.join(config.argv))
+        command_line=shlex.join(config.argv),
+        cmplog=replace(cmplog) if cmplog is not None else None)
 
 
 def bound_cpu() -> int:
@@ -249,6 +254,9 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("labels_total", s.labels_total), ("targets_selected", s.targets_selected),
         ("targets_labels", s.targets_labels),
     ]
+    if s.cmplog:
+        rows += [("cmplog_entries", s.cmplog.entries), ("cmplog_execs", s.cmplog.execs),
+                 ("cmplog_finds", s.cmplog.finds), ("cmplog_tokens", s.cmplog.tokens)]
     return "".join(f"{key:<18}: {value}\n" for key, value in rows)
 
 

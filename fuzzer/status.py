@@ -56,10 +56,11 @@ def target_text(s: Snapshot) -> str:
 def summary_line(s: Snapshot) -> str:
     labels = f"  labels {s.labels_found}/{s.labels_total}" if s.labels_total else ""
     target = f"  target {target_text(s)}" if s.target is not None else ""
+    cmplog = f"  input-to-state {s.cmplog.finds} finds" if s.cmplog else ""
     return (f"[{_duration(s.run_time)}] cycle {s.cycles_done}  execs {_count(s.execs_done)} "
             f"({s.execs_per_sec:.0f}/s)  corpus {s.corpus_count} ({s.corpus_favored} fav)  "
             f"edges {s.edges_found}/{s.total_edges}{labels}  crashes {s.saved_crashes}  "
-            f"hangs {s.saved_hangs}  stage {s.stage}{target}")
+            f"hangs {s.saved_hangs}{cmplog}  stage {s.stage}{target}")
 
 
 class PlainStatus:
@@ -121,6 +122,9 @@ class LiveStatus:
                   f"{s.edges_found}/{s.total_edges} ({s.bitmap_cvg:.2f}%)")
         if s.labels_total:
             t.add_row("labels", f"{s.labels_found}/{s.labels_total}", "", "")
+        if s.cmplog:
+            t.add_row("input-to-state", f"{s.cmplog.finds} finds",
+                      "its execs", f"{_count(s.cmplog.execs)} on {s.cmplog.entries} entries")
         t.add_row("stage", s.stage, "target branch",
                   f"{target_text(s)} (rare <= {s.rarity_cutoff})")
         t.add_row("pending", f"{s.pending_total} ({s.pending_favs} favoured)",
