@@ -75,32 +75,37 @@ static uint64_t now_us(void) {
   return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* Put case `done` where the program reads its test case. */
-static void begin_case(void) {
+/* Put case `done` where the program reads its test case; it starts at `now`
+ * (CLOCK_MONOTONIC, us). */
+static void begin_case(uint64_t now) {
   uint32_t i = batch->done;
   uint32_t len = batch->len[i] <= FFCC_SHM_FUZZ_MAX ? batch->len[i] : FFCC_SHM_FUZZ_MAX;
   memcpy(__afl_fuzz_ptr, (uint8_t *)batch + FFCC_BATCH_DATA + batch->offset[i], len);
   *__afl_fuzz_len = len;
-  batch->case_start_us = now_us();
+  batch->case_start_us = now;
   batch->started = i + 1;
   ffcc_map_reset_path();
 }
 
-/* Move the finished case's trace into its slot and clear the map for the next. */
-static void end_case(void) {
+/* Move the finished case's trace into its slot and clear the map for the next;
+ * returns the time it ended, which is also when the next case starts (one
+ * clock read per case). */
+static uint64_t end_case(void) {
   uint32_t i = batch->done;
   memcpy((uint8_t *)batch + FFCC_BATCH_MAPS + (size_t)i * batch->map_size, ffcc_map.area,
          batch->map_size);
   memset(ffcc_map.area, 0, batch->map_size);
-  batch->elapsed_us[i] = (uint32_t)(now_us() - batch->case_start_us);
+  uint64_t now = now_us();
+  batch->elapsed_us[i] = (uint32_t)(now - batch->case_start_us);
   batch->done = i + 1;
+  return now;
 }
 
 /* Begin the batch's next case; 0 when there is none (an empty batch asks the
  * child to leave its loop at once). */
 static int take_case(void) {
   if (batch->done >= batch->count) return 0;
-  begin_case();
+  begin_case(now_us());
   return 1;
 }
 
@@ -108,9 +113,9 @@ static int take_case(void) {
  * wait for the next one, as the forkserver would around a SIGSTOP.  Returns
  * 0 when the fuzzer asks the child to leave its loop. */
 static int next_case(void) {
-  end_case();
+  uint64_t now = end_case();
   if (batch->done < batch->count) {
-    begin_case();
+    begin_case(now);
     return 1;
   }
   if (batch->leave) return 0;

@@ -74,7 +74,7 @@
 /* Batch segment: struct ffcc_batch, test case bytes from FFCC_BATCH_DATA,
  * map slots (count x map_size bytes) from FFCC_BATCH_MAPS. */
 #define FFCC_HELLO_BATCH 0x08000000
-#define FFCC_BATCH_MAX 64
+#define FFCC_BATCH_MAX 256
 #define FFCC_BATCH_DATA 4096
 #define FFCC_BATCH_DATA_SIZE 2097152
 #define FFCC_BATCH_MAPS 2101248
