@@ -2,8 +2,9 @@
 
 Meant to choose criteria before instrumenting a project (the paper saw from +1% to +100% code
 size depending on coding style, Table 2). It counts the same sites as ``annotate`` but cannot see
-types or macros, so it assumes every operand is a signed integer that can be guarded; the
-numbers are upper-bound-ish estimates, not promises. It counts the operator groups a
+types or macros, so it assumes every operand is a signed integer that can be guarded (so
+``++``/``--``, whose integer mutants are never labels, count nothing); the numbers are
+upper-bound-ish estimates, not promises. It counts the operator groups a
 ``LabelOptions`` asks for, MCC combinations as mcc.py makes them (evaluation.py), with its bound.
 """
 
@@ -17,7 +18,22 @@ from tree_sitter import Language, Node, Parser
 
 from .evaluation import combination_count, flow_of
 from .model import LabelOptions
-from .operators import ABS, AOR, ARITHMETIC, COR, LOGICAL, RELATIONAL, ROR, WM_GROUPS, by_original
+from .operators import (
+    ABS,
+    AOR,
+    ARITHMETIC,
+    ASR,
+    BITWISE,
+    BOR,
+    COR,
+    LOGICAL,
+    RELATIONAL,
+    ROR,
+    SHIFT,
+    UOD,
+    WM_GROUPS,
+    by_original,
+)
 
 _PARSER = Parser(Language(tree_sitter_c.language()))
 LITERAL_TYPES = {"number_literal", "char_literal"}
@@ -29,6 +45,10 @@ ROR_PER_SITE = sum(m.kill is not None for m in by_original(ROR)["<"])  # not the
 AOR_PER_SITE = len(by_original(AOR)["+"])
 ABS_PER_OPERAND = len(ABS)
 COR_PER_OPERATOR = len(by_original(COR)["&&"])
+BOR_PER_SITE = {op: len(mutants) for op, mutants in by_original(BOR).items()}
+ASR_PER_SITE = {op: len(mutants) for op, mutants in by_original(ASR).items()}
+UOD_PER_SITE = len(UOD)
+ARITHMETIC_ASSIGNMENTS = frozenset(f"{op}=" for op in ARITHMETIC)
 
 
 @dataclass(frozen=True)
@@ -106,6 +126,9 @@ class _Counter:
         self.aor_per_site = AOR_PER_SITE if "AOR" in groups else 0
         self.abs_per_operand = ABS_PER_OPERAND if "ABS" in groups else 0
         self.cor_per_operator = COR_PER_OPERATOR if "COR" in groups else 0
+        self.bor = "BOR" in groups
+        self.asr = "ASR" in groups
+        self.uod_per_site = UOD_PER_SITE if "UOD" in groups else 0
         self.mcc = 0
         self.wm = 0
 
@@ -123,6 +146,10 @@ class _Counter:
                 continue
             if node.type == "binary_expression":
                 self._binary(node)
+            elif node.type == "assignment_expression":
+                self._assignment(node)
+            elif node.type == "unary_expression" and _operator(node) == "-":
+                self._negation(node)
             stack.extend(node.children)
 
     def _mcc_labels(self, decision: Node, atoms: int) -> int:
@@ -132,14 +159,32 @@ class _Counter:
 
     def _binary(self, node: Node) -> None:
         op = _operator(node)
+        operands = [_field(node, "left"), _field(node, "right")]
+        if all(_literal(o) for o in operands):
+            return
+        if op in BITWISE + SHIFT:
+            self.wm += BOR_PER_SITE[op] if self.bor else 0
+            return
         if op not in RELATIONAL and op not in ARITHMETIC:
             return
-        operands = [_field(node, "left"), _field(node, "right")]
-        if all(_strip(o).type in LITERAL_TYPES for o in operands):
-            return
         self.wm += self.ror_per_site if op in RELATIONAL else self.aor_per_site
-        self.wm += self.abs_per_operand * sum(_strip(o).type not in LITERAL_TYPES
-                                              for o in operands)
+        self.wm += self.abs_per_operand * sum(not _literal(o) for o in operands)
+
+    def _assignment(self, node: Node) -> None:
+        op = _operator(node)
+        if op not in ASR_PER_SITE:
+            return  # plain =
+        self.wm += ASR_PER_SITE[op] if self.asr else 0
+        if op in ARITHMETIC_ASSIGNMENTS and not _literal(_field(node, "right")):
+            self.wm += self.abs_per_operand
+
+    def _negation(self, node: Node) -> None:
+        if not _literal(_field(node, "argument")):
+            self.wm += self.uod_per_site + self.abs_per_operand
+
+
+def _literal(node: Node) -> bool:
+    return _strip(node).type in LITERAL_TYPES
 
 
 def _lines_of_code(root: Node, source: bytes) -> int:

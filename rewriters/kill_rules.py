@@ -154,3 +154,73 @@ def literal_set_kill(original: str, mutant: str, values: Iterable[int], signed: 
     if not found:
         return NO_POINT
     return found.pop() if len(found) == 1 else None
+
+
+# --- bitwise and shifts -----------------------------------------------------------------------
+
+# Where ``a OP b`` and ``a MUTANT b`` differ, over the operands' values ``{a}``, ``{b}`` in the
+# unsigned type of the result's width. Bit by bit: & and | differ where the bits differ, & and ^
+# unless both are 0, | and ^ where both are 1. Shifts, wherever the original is defined
+# (0 <= b < width, a >= 0 for a signed <<): a << b and a >> b are equal iff a == 0 or b == 0.
+# (A non-zero a >= 0 shifted left by b >= 1 is above a >= a >> b unless it wraps; if it wraps,
+# modulo 2^width bit j of a << b is a_(j-b) and bit j of a >> b is a_(j+b): equal bits chain
+# every bit of a to one that must be 0, so a == 0.)
+BITWISE_KILLS: dict[frozenset[str], str] = {
+    frozenset("&|"): "{a} != {b}",
+    frozenset("&^"): "({a} | {b}) != 0",
+    frozenset("|^"): "({a} & {b}) != 0",
+    frozenset(("<<", ">>")): "{a} != 0 && {b} != 0",
+}
+Intervals = list[tuple[int, int]]  # disjoint [low, high] ranges of unsigned values
+
+
+def unsigned_intervals(bounds: tuple[int, int], bits: int) -> Intervals:
+    """The values a value within ``bounds`` takes converted to the unsigned type of ``bits``."""
+    size = 1 << bits
+    low, high = bounds
+    if low >= 0:
+        return [(low, min(high, size - 1))] if high < size else [(0, size - 1)]
+    if high < 0:
+        return [(low % size, high % size)]
+    return [(0, high), (low % size, size - 1)]
+
+
+def bitwise_constant(pair: frozenset[str], c: int, intervals: Intervals, bits: int) -> bool | None:
+    """The kill condition of ``x OP c`` against ``x MUTANT c`` (OP and MUTANT among & | ^, both
+    commutative) where x takes the unsigned values ``intervals``: True (killed by every input),
+    False (equivalent), or None when it depends on x. Exact."""
+    c %= 1 << bits
+    if pair == frozenset("&|"):  # x != c
+        return _constant_truth([any(lo <= c <= hi for lo, hi in intervals) and 0,
+                                any((lo, hi) != (c, c) for lo, hi in intervals) and 1])
+    if pair == frozenset("&^"):  # (x | c) != 0
+        if c:
+            return True
+        return _constant_truth([any(lo == 0 for lo, _ in intervals) and 0,
+                                any(hi > 0 for _, hi in intervals) and 1])
+    # (x & c) != 0
+    return _constant_truth([any(_first_without(lo, c) <= hi for lo, hi in intervals) and 0,
+                            any(_first_with(lo, c) <= hi for lo, hi in intervals) and 1])
+
+
+def _constant_truth(found: list[int | bool]) -> bool | None:
+    """``found``: [0 if the kill condition can be false else False, 1 if it can be true else
+    False]."""
+    can_be_false, can_be_true = found[0] is not False, found[1] is not False
+    return None if can_be_false and can_be_true else can_be_true
+
+
+def _first_without(x: int, c: int) -> int:
+    """The least y >= x with y & c == 0: past each set bit h of x & c, every y sharing x's
+    bits from h up has it too, so jump to the next multiple of 2^h."""
+    while x & c:
+        h = (x & c).bit_length() - 1
+        x = ((x >> h) + 1) << h
+    return x
+
+
+def _first_with(x: int, c: int) -> int:
+    """The least y >= x with y & c != 0 (or a value beyond every interval when c == 0)."""
+    if x & c or not c:
+        return x if c else 1 << 200
+    return min(((x >> j) | 1) << j for j in range(c.bit_length()) if c >> j & 1)

@@ -1,12 +1,12 @@
 """The label operators as data: every operator id a label record can carry, with its criterion,
 group, one-line help and the data its criterion module builds the kill condition from.
 
-Users choose groups (``--mcc`` is group MCC, ``--wm=ROR,COR`` names WM groups); every label
-record names its operator by id. The criterion modules (mcc.py, wm_*.py) take their operators
-from these tables, and option checking, ``--help`` and ``--estimate`` read them, so each id,
-group and help line is written here only. Order is part of the contract: groups run in
-``GROUPS`` order and a group's operators in table order, which fixes the order of a site's labels
-and so their indices.
+Users choose groups (``--mcc`` is group MCC, ``--wm=ROR,COR`` names WM groups, ``--wm`` alone is
+``WM_DEFAULT``); every label record names its operator by id. The criterion modules (mcc.py,
+wm_*.py) take their operators from these tables, and option checking, ``--help`` and
+``--estimate`` read them, so each id, group and help line is written here only. Order is part of
+the contract: groups run in ``GROUPS`` order and a group's operators in table order, which fixes
+the order of a site's labels and so their indices.
 
 Free of libclang and tree-sitter on purpose: ffcc's option parser imports this module for every
 compiler command a build runs.
@@ -27,24 +27,39 @@ MCC_CRITERION, WM_CRITERION = "mcc", "wm"
 GROUPS: dict[str, str] = {
     "MCC": "multiple condition coverage: each combination of condition values",
     "ROR": "relational operator replacement: < <= > >= == != by each other",
-    "AOR": "arithmetic operator replacement: + - * / % by each other",
+    "AOR": "arithmetic operator replacement: + - * / % by each other (p + n <-> p - n)",
     "COR": "conditional operator replacement: && <-> ||, each operand alone",
     "ABS": "absolute value insertion: operand e -> abs(e), -abs(e), fail-on-zero",
+    "UOD": "unary operator deletion: -e -> e (~e -> e, !e -> e always differ: no labels)",
+    "IDR": "increment/decrement replacement: ++ <-> -- (labels for floating and _Bool only)",
+    "BOR": "bitwise operator replacement: & | ^ by each other, << <-> >>",
+    "ASR": "compound assignment replacement: += -= *= /= %=, &= |= ^=, <<= >>= within each",
 }
 CRITERION_GROUPS: dict[str, tuple[str, ...]] = {
     MCC_CRITERION: ("MCC",),
-    WM_CRITERION: ("ROR", "AOR", "COR", "ABS"),
+    WM_CRITERION: ("ROR", "AOR", "COR", "ABS", "UOD", "IDR", "BOR", "ASR"),
 }
 WM_GROUPS = CRITERION_GROUPS[WM_CRITERION]  # what --wm= accepts
+# What --wm alone selects: Mull's default set (cxx_default: arithmetic, which has -x -> x,
+# increment, comparison, boundary) as ffcc's groups, with ffcc's COR and ABS; Mull leaves its
+# bitwise and assignment groups out by default, and so does ffcc (BOR, ASR).
+WM_DEFAULT = ("ROR", "AOR", "COR", "ABS", "UOD", "IDR")
 
 # C operators the WM groups mutate, in the order their mutants are emitted
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
 ARITHMETIC = ("+", "-", "*", "/", "%")
 LOGICAL = ("&&", "||")
+BITWISE = ("&", "|", "^")
+SHIFT = ("<<", ">>")
+COMPOUND = tuple(f"{op}=" for op in ARITHMETIC + BITWISE + SHIFT)  # += ... >>=
+INCREMENTS = ("++x", "x++", "--x", "x--")  # ops.UNARY_SPELLING's names
 _SHORT_NAME = {
     "<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne",
     "+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod",
+    "&": "band", "|": "bor", "^": "xor", "<<": "shl", ">>": "shr",
+    "++x": "preinc", "x++": "postinc", "--x": "predec", "x--": "postdec",
 }
+_SHORT_NAME.update({f"{op}=": f"{_SHORT_NAME[op]}eq" for op in ARITHMETIC + BITWISE + SHIFT})
 
 
 # eq=False: each operator exists once, so identity is equality (and the classes are quicker to
@@ -60,10 +75,15 @@ class Operator:
 
 
 @dataclass(frozen=True, eq=False)
-class BinaryMutant(Operator):
-    """A mutant of the binary expressions whose C operator is ``original``."""
+class Mutant(Operator):
+    """A mutant of the expressions whose C operator is ``original``."""
 
     original: str
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryMutant(Mutant):
+    """A mutant of the binary expressions whose C operator is ``original``."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +111,44 @@ class Logical(BinaryMutant):
     """COR: killed where the operands' truth values (left, right) are one of ``kill_pairs``."""
 
     kill_pairs: frozenset[tuple[int, int]]
+
+
+@dataclass(frozen=True, eq=False)
+class Bitwise(BinaryMutant):
+    """BOR: ``original`` replaced by ``mutant``. ``kill`` is where the two differ, a template
+    over the operands' values ``{a}`` and ``{b}`` in the unsigned type of the result's width
+    (kill_rules.BITWISE_KILLS: exact wherever both are defined; for shifts in signed
+    arithmetic only: where values wrap, wm_bor.py compares them)."""
+
+    mutant: str
+    kill: str
+
+
+@dataclass(frozen=True, eq=False)
+class Assignment(BinaryMutant):
+    """ASR: compound assignment ``x original e`` replaced by ``x mutant e``; killed where the
+    values stored differ: ``underlying``'s kill condition on the value computed, taken in the
+    width of the object assigned (wm_asr.py)."""
+
+    mutant: str
+    underlying: Arithmetic | Bitwise
+
+
+@dataclass(frozen=True, eq=False)
+class Update(Mutant):
+    """IDR: ``original`` (``x++``, ``--x`` ...) replaced by ``mutant``; killed where the values
+    stored, x + 1 and x - 1, differ (the expression's value differs exactly then too)."""
+
+    mutant: str
+
+
+@dataclass(frozen=True, eq=False)
+class Deletion(Mutant):
+    """UOD: the unary ``original`` removed, ``op e`` -> ``e``; killed where e compares with 0
+    as ``kill`` says (orderings of (e, 0); -e == e only at 0, NaN, and for unsigned
+    arithmetic also at 2^(bits-1))."""
+
+    kill: Orderings
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +191,27 @@ def _operand(id: str, help: str, kill: set[str]) -> OperandMutant:
                          kill=frozenset(kill))
 
 
+def _bitwise(original: str, mutant: str) -> Bitwise:
+    return Bitwise(
+        id=f"wm.bor.{_SHORT_NAME[original]}_{_SHORT_NAME[mutant]}", criterion=WM_CRITERION,
+        group="BOR", help=f"{original} replaced by {mutant}", original=original, mutant=mutant,
+        kill=kill_rules.BITWISE_KILLS[frozenset((original, mutant))])
+
+
+def _assignment(underlying: Arithmetic | Bitwise) -> Assignment:
+    original, mutant = f"{underlying.original}=", f"{underlying.mutant}="
+    return Assignment(
+        id=f"wm.asr.{_SHORT_NAME[original]}_{_SHORT_NAME[mutant]}", criterion=WM_CRITERION,
+        group="ASR", help=f"{original} replaced by {mutant}", original=original, mutant=mutant,
+        underlying=underlying)
+
+
+def _update(original: str, mutant: str) -> Update:
+    return Update(id=f"wm.idr.{_SHORT_NAME[original]}_{_SHORT_NAME[mutant]}",
+                  criterion=WM_CRITERION, group="IDR", help=f"{original} replaced by {mutant}",
+                  original=original, mutant=mutant)
+
+
 ROR = tuple(_relational(original, mutant)
             for original in RELATIONAL for mutant in RELATIONAL if mutant != original)
 AOR = tuple(_arithmetic(original, mutant)
@@ -151,10 +230,20 @@ ABS = (
     _operand("wm.abs.zero", "operand e replaced by fail-on-zero(e)", {kill_rules.EQ}),
 )
 
-# id -> operator, every operator a label can name
-OPERATORS: dict[str, Operator] = {op.id: op for op in (MCC, *ROR, *AOR, *COR, *ABS)}
+UOD = (Deletion(id="wm.uod.neg_noop", criterion=WM_CRITERION, group="UOD",
+               help="-e replaced by e", original="-",
+               kill=frozenset({kill_rules.LT, kill_rules.GT})),)
+IDR = tuple(_update(original, mutant) for original, mutant in
+            (("++x", "--x"), ("x++", "x--"), ("--x", "++x"), ("x--", "x++")))
+BOR = tuple(_bitwise(original, mutant) for family in (BITWISE, SHIFT)
+            for original in family for mutant in family if mutant != original)
+ASR = tuple(_assignment(underlying) for family in (AOR, BOR) for underlying in family)
 
-M = TypeVar("M", bound=BinaryMutant)
+# id -> operator, every operator a label can name
+OPERATORS: dict[str, Operator] = {op.id: op for op in (MCC, *ROR, *AOR, *COR, *ABS, *UOD, *IDR,
+                                                       *BOR, *ASR)}
+
+M = TypeVar("M", bound=Mutant)
 
 
 def by_original(operators: Iterable[M]) -> dict[str, tuple[M, ...]]:

@@ -1,4 +1,5 @@
-"""Where labels may go: decisions and arithmetic/relational binary expressions.
+"""Where labels may go: decisions, binary expressions (relational, arithmetic, bitwise), and
+updates (compound assignments, ``++``/``--``, unary minus).
 
 Only expressions that are evaluated at run time inside a function body and spelled in the file
 qualify. Skipped on purpose, because a statement expression there would not compile or would
@@ -14,6 +15,16 @@ expression has them). So a site is marked ``order_exposed``, and gets no labels 
 counts them as left out), when its evaluation and that of an operand it is unsequenced with
 could give different results in either order (``variables.Neighbours.clash_with``), or, for a
 binary expression whose operands are captured, when its two operands could.
+
+An update (``x += e``, ``x++``, ``-e``) is a site only where its operands are pure and spelled in
+the file: the site rewriter then reads them for its labels just before the site evaluates them
+itself (a ``Binop`` whose operands are ``plain``), so the program's own expression stays as it
+is and its store happens once, where it did. The operands are read where the program reads them
+anyway: a label adds no fault and no undefined behaviour of its own (``p->n++`` reads ``p->n``
+twice, both times where the program does). An update with side effects in an operand
+(``a[i++] += 2``, ``x += f()``) or a volatile or atomic object gets no labels: its operands
+would have to be captured as an address and a value, which the binary expression form cannot
+express.
 """
 
 from __future__ import annotations
@@ -24,9 +35,9 @@ from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
 from .logic import Decision, build_decision
 from .opaque import in_register
-from .operators import ARITHMETIC, LOGICAL, RELATIONAL
+from .operators import ARITHMETIC, BITWISE, COMPOUND, INCREMENTS, LOGICAL, RELATIONAL, SHIFT
 from .ops import binary_op, unary_op
-from .safety import is_bitfield_ref, is_constant, is_plain_operand
+from .safety import is_bitfield_ref, is_constant, is_plain_operand, side_effect_free
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
 from .variables import Neighbours, Variables
 
@@ -43,12 +54,16 @@ LOCAL_STORAGE = frozenset({StorageClass.NONE, StorageClass.AUTO, StorageClass.RE
 # Operators whose operands are evaluated in a fixed order, or not both.
 SEQUENCED_OPERATORS = frozenset({"&&", "||", ","})
 SEQUENCED_KINDS = frozenset({CursorKind.CONDITIONAL_OPERATOR, CursorKind.StmtExpr})
-BINOP_OPERATORS = frozenset(RELATIONAL + ARITHMETIC)
+BINOP_OPERATORS = frozenset(RELATIONAL + ARITHMETIC + BITWISE + SHIFT)
+UNARY_OPERATORS = frozenset((*INCREMENTS, "-"))  # ops.UNARY_SPELLING names
+BINARY, ASSIGNMENT, UNARY = "binary", "assignment", "unary"  # Binop.form
 
 
 @dataclass
 class Binop:
-    """``lhs OP rhs`` with OP relational or arithmetic, both operands spelled in the file."""
+    """``lhs OP rhs`` with OP relational, arithmetic or bitwise, both operands spelled in the
+    file; or an update (``form``): ``lhs OP rhs`` assigning lhs (OP ``+=`` ... ``>>=``), or
+    ``OP lhs`` (OP ``-``, ``++x``, ``x--`` ..., and rhs is lhs)."""
 
     cursor: Cursor
     op: str
@@ -61,9 +76,13 @@ class Binop:
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
     in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
     order_exposed: bool = False  # labels here could change evaluation order: none
+    form: str = BINARY  # BINARY, ASSIGNMENT or UNARY
 
     @property
     def text(self) -> str:
+        if self.form == UNARY:
+            before, _, after = self.op.partition("x") if "x" in self.op else (self.op, "", "")
+            return f"{before}{self.lhs_text}{after}"
         return f"{self.lhs_text} {self.op} {self.rhs_text}"
 
 
@@ -151,7 +170,7 @@ class _Walker:
                 for atom in decision.atoms:
                     self.expression(atom.cursor, around)
                 return
-        binop = self._binop(cursor, around)
+        binop = self._binop(cursor, around) or self._update(cursor, around)
         if binop is not None:
             self.function.binops.append(binop)
         for child, child_around in self._operands(cursor, around):
@@ -209,6 +228,37 @@ class _Walker:
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, plain,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (is_constant(lhs), is_constant(rhs)),
                      (in_register(kinds[0]), in_register(kinds[1])), order_exposed)
+
+
+    def _update(self, cursor: Cursor, around: Neighbours) -> Binop | None:
+        """A compound assignment, ``++``/``--`` or unary minus whose operands are pure."""
+        if cursor.kind == CursorKind.COMPOUND_ASSIGNMENT_OPERATOR:
+            op, form = binary_op(cursor), ASSIGNMENT
+        else:
+            op, form = unary_op(cursor), UNARY
+        if op not in COMPOUND and op not in UNARY_OPERATORS or is_constant(cursor):
+            return None
+        kids = children(cursor)
+        lhs, rhs = (kids[0], kids[-1])
+        unit = self.unit
+        if not (self._rereadable(lhs) and self._rereadable(rhs)) or (
+                form == ASSIGNMENT and unit.operator_between(lhs, rhs) is None):
+            return None
+        lhs_text, rhs_text = unit.flat_text(lhs), unit.flat_text(rhs)
+        kinds = canonical_kind(lhs), canonical_kind(rhs)
+        if lhs_text is None or rhs_text is None or not all(_scalar(kind) for kind in kinds):
+            return None
+        return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, True,
+                     (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (False, is_constant(rhs)),
+                     (in_register(kinds[0]), in_register(kinds[1])), around.clash_with(cursor),
+                     form)
+
+    def _rereadable(self, cursor: Cursor) -> bool:
+        """May a label evaluate this operand again just before the program does (the text
+        copied means the same, and evaluating it changes nothing)?"""
+        unit = self.unit
+        return (unit.spelled(cursor) and unit.repeatable(cursor) and side_effect_free(cursor)
+                and unit.flat_text(cursor) is not None)
 
 
 def _scalar(kind: TypeKind) -> bool:

@@ -1,38 +1,48 @@
 """WM / ABS: an arithmetic operand e replaced by abs(e), -abs(e), or fail-on-zero.
 
-Kill conditions (``operators.ABS``): abs(e) differs iff ``e < 0``; -abs(e) differs iff
-``e > 0`` (and, where e's arithmetic is unsigned and -e wraps, ``e != 2^(bits-1)``);
-fail-on-zero is killed iff ``e == 0`` (for floating e, -0.0 equals 0.0 and NaN
-equals itself: abs(NaN) is no kill). Operands are those of relational and arithmetic
-expressions. Constant operands are skipped (their kill condition is a constant), and so is a
-mutant whose kill condition is constant over the values e can have where the original is
-defined (``abs`` of an unsigned or 0/1 operand: an equivalent mutant; fail-on-zero of an
-integer divisor, which the original never divides by; everything at ``x / 0``). Floating tests
-are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as a comparison of
-the operand with zero, so ROR's same condition at ``e < 0`` is one label.
+Kill conditions (``operators.ABS``): abs(e) differs iff ``e < 0``; -abs(e) differs iff ``e > 0``
+(and, where e's arithmetic is unsigned and -e wraps, ``e != 2^(bits-1)``); fail-on-zero is
+killed iff ``e == 0`` (for floating e, -0.0 equals 0.0 and NaN equals itself: abs(NaN) is no
+kill). Operands are those of relational and arithmetic binary expressions, the value assigned by
+an arithmetic compound assignment (e in ``x += e``), and the operand of a unary minus: the kill
+condition is about the operand's value, as at a binary expression (``x *= abs(e)`` is killed
+where e < 0, whatever x). Constant operands are skipped (their kill condition is a constant),
+and so is a mutant whose kill condition is constant over the values e can have where the
+original is defined (``abs`` of an unsigned or 0/1 operand: an equivalent mutant; fail-on-zero
+of an integer divisor, which the original never divides by; everything at ``x / 0``). Floating
+tests are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as a
+comparison of the operand with zero, so ROR's same condition at ``e < 0`` is one label.
 """
 
 from __future__ import annotations
 
+from clang.cindex import TypeKind
+
 from .kill_rules import EQ, GT, ordering_test
 from .model import Emitter, LabelOptions, LabelRequest
-from .operators import ABS
-from .sites import Function
+from .operators import ABS, ARITHMETIC, RELATIONAL
+from .sites import ASSIGNMENT, BINARY, Binop, Function
 from .unit import INTEGER_KINDS, UNSIGNED_SPELLING, canonical_kind
-from .wm_operands import against_zero, operands, zero_key
+from .wm_operands import Operand, against_zero, operands, zero_key
 
 group = "ABS"
 
-DIVIDING = frozenset({"/", "%"})
+DIVIDING = frozenset({"/", "%", "/=", "%="})
+BINARY_OPERATORS = frozenset(RELATIONAL + ARITHMETIC)
+ASSIGNING = frozenset(f"{op}=" for op in ARITHMETIC)
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
     for site in function.binops:
         left, right = operands(site)
-        divides = site.op in DIVIDING and canonical_kind(site.cursor) in INTEGER_KINDS
+        mutated = _operands(site, left, right)
+        if not mutated:
+            continue
+        divides = site.op in DIVIDING and (
+            canonical_kind(site.cursor) in INTEGER_KINDS and left.integer and right.integer)
         if divides and right.is_zero:
             continue  # never defined: nothing to kill
-        for operand in (left, right):
+        for operand in mutated:
             if operand.constant or not (operand.integer or operand.floating):
                 continue
             domain = against_zero(operand)
@@ -52,3 +62,12 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                     code, display, key = code + half, display + half, ""
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
                                         key=key))
+
+
+def _operands(site: Binop, left: Operand, right: Operand) -> tuple[Operand, ...]:
+    """The operands ABS mutates at a site."""
+    if site.form == BINARY:
+        return (left, right) if site.op in BINARY_OPERATORS else ()
+    if site.form == ASSIGNMENT:
+        return (right,) if site.op in ASSIGNING and left.converted != TypeKind.POINTER else ()
+    return (left,) if site.op == "-" else ()

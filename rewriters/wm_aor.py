@@ -24,20 +24,30 @@ environment (``fnstenv``/``fldenv``, about 130 ns). Empty ``asm`` statements car
 into and the results out of the masked region, so the compiler cannot move the arithmetic out
 of it. That is x86-64 code: on other targets floating AOR mutants are left out (counted).
 ``x * 1.0`` to ``/`` and ``x + 0.0`` to ``-`` are equivalent and not emitted; other floating
-constants are not decided statically. ``%`` is only used between integers, and pointer
-arithmetic is not mutated.
+constants are not decided statically. ``%`` is only used between integers.
+
+Pointer arithmetic ``p + n`` and ``p - n`` (an integer offset on the right) has one mutant each,
+the other of the two, killed where ``n != 0`` (p + n == p - n only then, wherever both are
+defined). The label compares the offset only: it never forms the mutant's pointer, which may
+point outside every object (undefined). ``p - q`` and ``n + p`` have no arithmetic mutant.
+
+``integer_kill`` also serves compound assignments (wm_asr.py): ``Computed.kept`` is then the
+width of the object assigned, and the values are compared in its low bits only.
 """
 
 from __future__ import annotations
 
-from clang.cindex import TypeKind
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from .kill_rules import literal_set_kill
+from clang.cindex import Cursor, TypeKind
+
+from .kill_rules import NO_POINT, literal_set_kill
 from .model import Emitter, LabelOptions, LabelRequest
 from .opaque import TEMP
-from .operators import AOR, Arithmetic, by_original
+from .operators import AOR, Arithmetic, Assignment, by_original
 from .ops import target_triple
-from .sites import Binop, Function
+from .sites import BINARY, Binop, Function
 from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, bit_width, canonical_kind
 from .wm_operands import Operand, operands
 
@@ -53,44 +63,105 @@ FLOAT_EQUIVALENT = {frozenset("+-"): (0.0,), frozenset("*/"): (1.0, -1.0)}
 NEVER_EQUAL_WHEN_SMALL = frozenset({frozenset("+/"), frozenset("+%")})
 FEW_VALUES = 256  # a right operand with fewer possible values has its kill conditions decided
 HELD_TARGET = "x86_64"  # where the floating-point environment can be held (held_difference)
+OFFSET_KILL = "($x1) != 0"  # p + n against p - n
+
+
+@dataclass(frozen=True)
+class Computed:
+    """The integer type an operation computes in, and how many low bits of the value count
+    (fewer than its width where the value is stored in a narrower object)."""
+
+    kind: TypeKind
+    bits: int
+    kept: int
+
+    @property
+    def signed(self) -> bool:
+        return self.kind in SIGNED_KINDS
+
+    @property
+    def narrowed(self) -> bool:
+        return self.kept < self.bits
+
+
+class Holding:
+    """Whether floating values can be computed with the environment held, asked once per
+    function on first need."""
+
+    def __init__(self, function: Function) -> None:
+        self.function = function
+        self._held: bool | None = None
+
+    @property
+    def held(self) -> bool:
+        if self._held is None:
+            unit = self.function.cursor.translation_unit
+            self._held = target_triple(unit).startswith(HELD_TARGET)
+        return self._held
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
-    held: bool | None = None  # can floating values be computed here; asked on first need
+    holding = Holding(function)
     for site in function.binops:
         mutants = MUTANTS.get(site.op, ())
+        if site.form != BINARY or not mutants:
+            continue
         left, right = operands(site)
-        if not mutants or not {left.converted, right.converted} <= ARITHMETIC_KINDS:
+        if left.converted == TypeKind.POINTER:
+            _label_offset(site, left, right, mutants, emit)
+            continue
+        if not {left.converted, right.converted} <= ARITHMETIC_KINDS:
             continue
         result = canonical_kind(site.cursor)
         if result in FLOAT_KINDS:
-            if held is None:
-                held = target_triple(function.cursor.translation_unit).startswith(HELD_TARGET)
-            _label_floating(site, right, result, mutants, held, emit)
+            label_floating(site, right, result, mutants, holding, emit)
         elif result in UNSIGNED_SPELLING:
+            computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
             for operator in mutants:
-                code = integer_kill(site, left, right, operator)
+                code = integer_kill(site.op, operator, right, computed, left)
                 if code is not None:
                     emit.label(LabelRequest(site=site, operator=operator, predicate=code,
                                             code=code))
 
 
-def _label_floating(site: Binop, right: Operand, result: TypeKind,
-                    mutants: tuple[Arithmetic, ...], held: bool, emit: Emitter) -> None:
+def _label_offset(site: Binop, pointer: Operand, offset: Operand,
+                  mutants: tuple[Arithmetic, ...], emit: Emitter) -> None:
+    """``p + n`` -> ``p - n`` and back: killed where n != 0, compared without forming p - n."""
+    if site.op in "+-" and offset_mutable(pointer.cursor, offset):
+        swapped = next(m for m in mutants if m.mutant == ("-" if site.op == "+" else "+"))
+        emit.label(LabelRequest(site=site, operator=swapped, predicate=OFFSET_KILL,
+                                code=OFFSET_KILL))
+
+
+def offset_mutable(pointer: Cursor, offset: Operand) -> bool:
+    """Is ``pointer +- offset`` against ``pointer -+ offset`` a live mutant: a variable integer
+    offset, and a pointee of non-zero size (GNU C gives void and functions size 1)?"""
+    if offset.constant or offset.converted not in INTEGER_KINDS:
+        return False
+    pointee = pointer.type.get_canonical().get_pointee()
+    return pointee.kind in (TypeKind.VOID, TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO) \
+        or pointee.get_size() > 0
+
+
+def label_floating(site: Binop, right: Operand, result: TypeKind,
+                   mutants: Sequence[Arithmetic | Assignment], holding: Holding,
+                   emit: Emitter) -> None:
+    """Floating mutants of ``site``; of a compound assignment (``+=`` to ``-=``), those of the
+    value it computes (the object assigned has the type it is computed in)."""
+    op = site.op.rstrip("=")
     for operator in mutants:
-        if operator.mutant == "%" or right.value in FLOAT_EQUIVALENT.get(
-                frozenset((site.op, operator.mutant)), ()):
+        mutant = operator.mutant.rstrip("=")
+        if mutant == "%" or right.value in FLOAT_EQUIVALENT.get(frozenset((op, mutant)), ()):
             continue
-        if not held:
+        if not holding.held:
             emit.left_out()
             continue
         emit.label(LabelRequest(
-            site=site, operator=operator, code=held_difference(site.op, operator.mutant, result),
-            predicate=_floating_difference(f"($x0) {site.op} ($x1)",
-                                           f"($x0) {operator.mutant} ($x1)")))
+            site=site, operator=operator, code=held_difference(op, mutant, result),
+            predicate=floating_difference(f"($x0) {op} ($x1)", f"($x0) {mutant} ($x1)")))
 
 
-def _floating_difference(original: str, mutant: str) -> str:
+def floating_difference(original: str, mutant: str) -> str:
     """The record's text of "the floating values differ" (NaN equal to NaN)."""
     return f"({original}) != ({mutant}) && !(isnan({original}) && isnan({mutant}))"
 
@@ -116,28 +187,55 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
             "__ffcc_r != __ffcc_m && (__ffcc_r == __ffcc_r || __ffcc_m == __ffcc_m); })")
 
 
-def integer_kill(site: Binop, left: Operand, right: Operand, operator: Arithmetic) -> str | None:
-    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ; None: not a label."""
-    result = canonical_kind(site.cursor)
-    unsigned, bits, signed = UNSIGNED_SPELLING[result], bit_width(site.cursor), result in SIGNED_KINDS
-    op, mutant = site.op, operator.mutant
+def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,
+                 left: Operand | None = None) -> str | None:
+    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in the low
+    ``computed.kept`` bits; None: not a label. ``left``: the left operand where its own range
+    may decide the kill condition (never for a narrowed value)."""
+    unsigned, bits, signed = UNSIGNED_SPELLING[computed.kind], computed.bits, computed.signed
+    mutant = operator.mutant
     values = _right_values(right, signed, bits)
-    if values is not None and literal_set_kill(op, mutant, values, signed, bits) is not None:
+    if values is not None and _constant(op, mutant, values, computed):
         return None
-    if frozenset((op, mutant)) in NEVER_EQUAL_WHEN_SMALL and signed and left.below_half(bits) \
-            and right.below_half(bits):
+    if frozenset((op, mutant)) in NEVER_EQUAL_WHEN_SMALL and signed and left is not None \
+            and left.below_half(bits) and right.below_half(bits):
         return None
-    if operator.simplified is not None:
+    if operator.simplified is not None and not computed.narrowed:
         if signed or right.own_bits < bits:  # a narrower operand never converts to 2^(bits-1)
             return operator.simplified
         return f"{operator.simplified} && ($x1) != (({unsigned})1 << {bits - 1})"
     divisors = _Divisors(values, signed)
-    differ = f"{_value(op, unsigned, divisors)} != {_value(mutant, unsigned, divisors)}"
+    differ = differ_in(_value(op, unsigned, divisors), _value(mutant, unsigned, divisors),
+                       unsigned, computed)
     if op in DIVIDING:
         return f"($x1) != 0 && {differ}" if divisors.zero else differ
     if mutant in DIVIDING and divisors.zero:
         return f"(($x1) == 0 || {differ})"
     return differ
+
+
+def differ_in(first: str, second: str, unsigned: str, computed: Computed) -> str:
+    """C: do two values of type ``unsigned`` differ in the bits that count?"""
+    if not computed.narrowed:
+        return f"{first} != {second}"
+    return f"(({first} ^ {second}) & ((({unsigned})1 << {computed.kept}) - 1)) != 0"
+
+
+def _constant(op: str, mutant: str, values: tuple[int, ...], computed: Computed) -> bool:
+    """Is the kill condition the same for every left operand (not a label)? For a narrowed
+    value: + - * are exact modulo 2^kept, where kill_rules decides them as unsigned
+    arithmetic of that width; with / or %, only values already equal before narrowing (or
+    never defined), and a mutant dividing by a zero constant, are decided."""
+    signed, bits = computed.signed, computed.bits
+    if not computed.narrowed:
+        return literal_set_kill(op, mutant, values, signed, bits) is not None
+    if not {op, mutant} & DIVIDING:
+        size = 1 << computed.kept
+        return literal_set_kill(op, mutant, [v % size for v in values], False,
+                                computed.kept) is not None
+    if values == (0,) and mutant in DIVIDING:
+        return True
+    return literal_set_kill(op, mutant, values, signed, bits) in (False, NO_POINT)
 
 
 class _Divisors:

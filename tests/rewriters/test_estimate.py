@@ -19,6 +19,18 @@ def test_counts_on_a_small_file(tmp_path):
     assert est.labels_per_loc == (est.mcc_labels + est.wm_labels) / 5
 
 
+def test_counts_updates_and_bitwise_sites(tmp_path):
+    source = tmp_path / "e.c"
+    source.write_text("int f(int a, int b) {\n  a += b;\n  a <<= 2;\n  a++;\n"
+                      "  return -a ^ (b & 3);\n}\n")
+    every = estimate_file(str(source))
+    # a += b: ASR 4 + ABS 3; a <<= 2: ASR 1; a++: nothing; -a: UOD 1 + ABS 3; ^ and &: BOR 2 each
+    assert every.wm_labels == (4 + 3) + 1 + (1 + 3) + 2 + 2
+    default = estimate_file(str(source), LabelOptions(mcc=False, wm_ops=frozenset(
+        {"ABS", "UOD"})))
+    assert default.wm_labels == 3 + (1 + 3)
+
+
 PAIRS = "(a && b) || (c && d) || (e && f) || (g && h)"
 
 

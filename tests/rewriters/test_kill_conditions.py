@@ -1,12 +1,14 @@
 """Brute force: every WM kill condition against the mutant it stands for, over value grids.
 
 For each operand type (int, unsigned, long long, unsigned char, short, _Bool, double, float), one
-C file holds a function per site (``a OP b`` for every relational and
-arithmetic operator, ``a OP c`` for constants c, ``c OP a`` for relational operators and zero,
-``a OP (b > 0)``, ``a && b``, ``a || b``), annotated with every WM group; it is compiled once
+C file holds a function per site (``a OP b`` for every relational, arithmetic and bitwise
+operator, ``a OP c`` for constants c, ``c OP a`` for relational operators and zero,
+``a OP (b > 0)``, ``1 << a``, ``a && b``, ``a || b``, every compound assignment ``a OP= b`` and
+``a OP= c``, ``a++``, ``--a`` ..., ``-a``), annotated with every WM group; it is compiled once
 (with UBSan, no recovery: a label must not add undefined behaviour) with the original functions
 beside the labelled ones, and run over every grid point (INT_MIN/MAX, 0, +-1, 2, 2^(N-1), NaN,
-+-inf, -0.0, ...). At each point where the original is defined it prints, for each mutant the
++-inf, -0.0, ...; shift amounts over 0 to the width + 1 and negative ones). At each point
+where the original is defined it prints, for each mutant the
 registry has for the site, whether the mutant's value differs from the original's and whether
 its label fired. The test then demands:
 
@@ -24,6 +26,8 @@ its label fired. The test then demands:
 Values differ as C values: integers by ``!=``; floating values unless they compare equal or are
 both NaN (so -0.0 equals 0.0), as wm_aor.py defines. ABS mutants replace the operand e by
 abs(e) (undefined for the most negative integer), -abs(e), and fail-on-zero (differs iff e == 0).
+A compound assignment's mutant differs where the values stored (converted to the object's type)
+differ; ``++``/``--`` likewise; ``-a`` -> ``a`` where the two values differ.
 """
 
 from __future__ import annotations
@@ -37,12 +41,18 @@ import pytest
 from rewriter_harness import ALL_WM, COMPILERS, annotate_code
 
 from ffcc.rewriters import LabelOptions
-from ffcc.rewriters.operators import ABS, AOR, COR, ROR, by_original
+from ffcc.rewriters.operators import ABS, AOR, ASR, BOR, COR, IDR, ROR, UOD, by_original
 
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
 ARITHMETIC = ("+", "-", "*", "/", "%")
+BITWISE = ("&", "|", "^", "<<", ">>")
 ROR_OF, AOR_OF, COR_OF = by_original(ROR), by_original(AOR), by_original(COR)
+BOR_OF, ASR_OF, IDR_OF = by_original(BOR), by_original(ASR), by_original(IDR)
 ABS_IDS = tuple(m.id for m in ABS)
+UOD_ID = UOD[0].id
+# One character per binary operator for the C helpers ('<' and '>' shift).
+CHAR = {"<<": "<", ">>": ">"}
+VALUE_KINDS = ("aor", "bor", "asr", "idr", "uod")  # sites whose value is a number
 
 SIGNED_GRID = ("0", "1", "-1", "2", "-2", "3", "-3", "4", "-5", "8", "-17", "100")
 # type -> (C type, grid values, constant right operands, constant zero)
@@ -96,11 +106,44 @@ static int value(char op, r x, r y, r *out) {
     case '-': %(sub)s
     case '*': %(mul)s
   }
+  %(bitwise)s
   if (y == 0) return %(by_zero)s;
   if (%(signed)d && y == -1 && %(negation_overflows)s) return 1;
   *out = op == '/' ? x / y : %(remainder)s;
   return 0;
 }
+/* The value x OP= y stores, as x's type: 0 defined, 1 undefined, 2 division by zero. */
+static int stored(char op, t x, r y, t *out) {
+  r value_r;
+  int status = value(op, (r)x, (r)y, &value_r);
+  *out = (t)value_r;
+  return status;
+}
+/* Does x MUTANT= y store another value than x OP= y: 1, 0, or -1 (mutant undefined). */
+static int asr(char op, char mutant, t x, r y) {
+  t a, b;
+  stored(op, x, y, &a);
+  int status = stored(mutant, x, y, &b);
+  return status == 1 ? -1 : status == 2 ? 1 : !same(a, b);
+}
+/* x++ (increment) or x-- as the value stored: 0 defined, 1 undefined. */
+static int update(int increment, t x, t *out) {
+  %(update_overflows)s
+  t copy = x;
+  if (increment) copy++; else copy--;
+  *out = copy;
+  return 0;
+}
+static int idr(int increment, t x) {
+  t a, b;
+  update(increment, x, &a);
+  return update(!increment, x, &b) ? -1 : !same(a, b);
+}
+static int negation_undefined(t x) {
+  r negated;
+  return %(signed)d && %(negation_of_x_overflows)s;
+}
+static int uod(t x) { return !same(-(r)x, (r)x); }
 /* Does x MUTANT y differ from x OP y: 1, 0, or -1 where the mutant is undefined. */
 static int aor(char op, char mutant, r x, r y) {
   r a, b;
@@ -120,6 +163,20 @@ typedef void site_function(t, t, void *);
 """
 
 
+BITWISE_VALUES = r"""switch (op) {
+    case '&': *out = x & y; return 0;
+    case '|': *out = x | y; return 0;
+    case '^': *out = x ^ y; return 0;
+    case '<': case '>':
+      if (y < 0 || y >= (r)(sizeof(r) * CHAR_BIT)) return 1;
+      if (op == '>') { *out = x >> y; return 0; }
+      if (%(signed)d && (x < 0 || (x >> (sizeof(r) * CHAR_BIT - 1 - y)) != 0)) return 1;
+      *out = x << y; return 0;
+  }"""
+UPDATE_OVERFLOWS = ("t ignored; if (increment ? __builtin_add_overflow(x, 1, &ignored) : "
+                    "__builtin_sub_overflow(x, 1, &ignored)) return 1;")
+
+
 def helpers(c_type: str) -> str:
     floating = c_type in ("double", "float")
     signed = floating or not c_type.startswith("unsigned") or c_type == "unsigned char"  # r
@@ -127,7 +184,13 @@ def helpers(c_type: str) -> str:
         arithmetic = {op: f"*out = x {c} y; return 0;" for op, c in
                       (("add", "+"), ("sub", "-"), ("mul", "*"))}
         return HELPERS % {**arithmetic, "by_zero": "(*out = x / y, 0)", "signed": 0,
-                          "negation_overflows": "0", "remainder": "0", "abs_overflows": "0"}
+                          "negation_overflows": "0", "remainder": "0", "abs_overflows": "0",
+                          "bitwise": "", "update_overflows": "",
+                          "negation_of_x_overflows": "0"}
+    wide = c_type in ("int", "unsigned", "long long")  # no promotion: ++ may overflow
+    extra = {"bitwise": BITWISE_VALUES % {"signed": int(signed)},
+             "update_overflows": UPDATE_OVERFLOWS if wide and c_type != "unsigned" else "",
+             "negation_of_x_overflows": "__builtin_sub_overflow((r)0, (r)x, &negated)"}
     if signed:
         arithmetic = {op: f"return __builtin_{op}_overflow(x, y, out);"
                       for op in ("add", "sub", "mul")}
@@ -137,7 +200,8 @@ def helpers(c_type: str) -> str:
     return HELPERS % {**arithmetic, "by_zero": "2", "signed": int(signed),
                       "negation_overflows": "__builtin_sub_overflow((r)0, x, &negated)",
                       "remainder": "x % y",
-                      "abs_overflows": "__builtin_sub_overflow((__typeof__(e))0, e, &negated)"}
+                      "abs_overflows": "__builtin_sub_overflow((__typeof__(e))0, e, &negated)",
+                      **extra}
 
 
 @dataclass
@@ -145,11 +209,18 @@ class Site:
     name: str
     text: str  # the expression, over a and b
     operands: tuple[str, ...]  # the function's parameters
-    kind: str  # "ror", "aor", "cor"
+    kind: str  # "ror", "aor", "cor", "bor", "asr", "idr", "uod"
     op: str
     right: str  # the right operand's C text
     generic: bool  # two variable operands
     mutants: list[tuple[str, str]] = field(default_factory=list)  # (operator id, ABS operand)
+    left: str = "a"  # the left operand's C text
+    value: str = ""  # the function's result, when not the site's text
+
+    @property
+    def shifts(self) -> bool:
+        """b runs over shift amounts."""
+        return self.op in ("<<", ">>", "<<=", ">>=") and self.right == "b"
 
 
 def sites(type_name: str) -> list[Site]:
@@ -157,8 +228,9 @@ def sites(type_name: str) -> list[Site]:
     floating = type_name in ("double", "float")
     found: list[Site] = []
 
-    def add(text, operands, kind, op, right, generic=False):
-        found.append(Site(f"s{len(found)}", text, operands, kind, op, right, generic))
+    def add(text, operands, kind, op, right, generic=False, left="a", value=""):
+        found.append(Site(f"s{len(found)}", text, operands, kind, op, right, generic,
+                          left=left, value=value))
 
     for op in RELATIONAL:
         add(f"a {op} b", ("a", "b"), "ror", op, "b", True)
@@ -174,23 +246,55 @@ def sites(type_name: str) -> list[Site]:
             add(f"a {op} (b > 0)", ("a", "b"), "aor", op, "(b > 0)")
     for op in ("&&", "||"):
         add(f"a {op} b", ("a", "b"), "cor", op, "b", True)
+    if not floating:
+        for op in BITWISE:
+            add(f"a {op} b", ("a", "b"), "bor", op, "b", True)
+            for constant in constants:
+                add(f"a {op} {constant}", ("a",), "bor", op, constant)
+        for op in ("<<", ">>"):
+            add(f"1 {op} a", ("a",), "bor", op, "a", left="1")
+    for op in ARITHMETIC + (() if floating else BITWISE):
+        if (floating and op == "%") or type_name == "bool":
+            continue  # _Bool objects have no ASR mutants (stored as != 0)
+        add(f"a {op}= b", ("a", "b"), "asr", f"{op}=", "b", True, value="a")
+        for constant in dict.fromkeys((*constants[:4], *constants[-3:])):  # 0, 1, -1, 2, extremes
+            add(f"a {op}= {constant}", ("a",), "asr", f"{op}=", constant, value="a")
+    for op in ("++x", "x++", "--x", "x--"):
+        add(op.replace("x", "a"), ("a",), "idr", op, "a", value="a")
+    add("-a", ("a",), "uod", "-", "a")
     for site in found:
-        if site.kind == "cor":
-            site.mutants = [(m.id, "") for m in COR_OF[site.op]]
-            continue
-        table = ROR_OF if site.kind == "ror" else AOR_OF
-        site.mutants = [(m.id, "") for m in table[site.op] if not (floating and m.mutant == "%")]
-        left, right = site.text.split(f" {site.op} ", 1)
-        site.mutants += [(id, operand) for operand in (left, right) if operand in ("a", "b")
-                         for id in ABS_IDS]
+        site.mutants = _mutants(site, floating)
     return found
+
+
+def _mutants(site: Site, floating: bool) -> list[tuple[str, str]]:
+    """(operator id, ABS operand) of every mutant the registry has for a site."""
+    if site.kind == "cor":
+        return [(m.id, "") for m in COR_OF[site.op]]
+    if site.kind == "idr":
+        return [(m.id, "") for m in IDR_OF[site.op]]
+    if site.kind == "uod":
+        return [(UOD_ID, "")] + [(id, "a") for id in ABS_IDS]
+    if site.kind == "bor":
+        return [(m.id, "") for m in BOR_OF[site.op]]
+    if site.kind == "asr":
+        found = [(m.id, "") for m in ASR_OF[site.op] if not (floating and m.mutant == "%=")]
+        if site.op[:-1] in ARITHMETIC and site.right == "b":
+            found += [(id, "b") for id in ABS_IDS]
+        return found
+    table = ROR_OF if site.kind == "ror" else AOR_OF
+    found = [(m.id, "") for m in table[site.op] if not (floating and m.mutant == "%")]
+    left, right = site.text.split(f" {site.op} ", 1)
+    return found + [(id, operand) for operand in (left, right) if operand in ("a", "b")
+                    for id in ABS_IDS]
 
 
 def source(type_name: str, prefix: str) -> str:
     """A function per site, all of one signature: (a, b, where the value goes)."""
     return "".join(
-        f"void {prefix}{site.name}(t a, t b, {'r' if site.kind == 'aor' else 'int'} *out) {{\n"
-        f"  *out = {site.text};\n}}\n" for site in sites(type_name))
+        f"void {prefix}{site.name}(t a, t b, {'r' if site.kind in VALUE_KINDS else 'int'} "
+        f"*out) {{\n  *out = {f'({site.text}, {site.value})' if site.value else site.text};\n}}\n"
+        for site in sites(type_name))
 
 
 def mutant_value(site: Site, operator_id: str, operand: str) -> str:
@@ -205,8 +309,28 @@ def mutant_value(site: Site, operator_id: str, operand: str) -> str:
         mutant = {"or": f"({left} || {right})", "and": f"({left} && {right})",
                   "lhs": left, "rhs": right}[operator_id.split("_")[-1]]
         return f"(({site.text}) != {mutant})"
-    mutant = next(m.mutant for m in AOR_OF[site.op] if m.id == operator_id)
-    return f"aor('{site.op}', '{mutant}', (r)(a), (r)({site.right}))"
+    if site.kind == "uod":
+        return "uod(a)"
+    if site.kind == "idr":
+        return f"idr({int('++' in site.op)}, a)"
+    if site.kind == "asr":
+        mutant = next(m.mutant for m in ASR_OF[site.op] if m.id == operator_id)
+        op, by = CHAR.get(site.op[:-1], site.op[0]), CHAR.get(mutant[:-1], mutant[0])
+        return f"asr('{op}', '{by}', a, (r)({site.right}))"
+    table = BOR_OF if site.kind == "bor" else AOR_OF
+    mutant = next(m.mutant for m in table[site.op] if m.id == operator_id)
+    op, by = CHAR.get(site.op, site.op), CHAR.get(mutant, mutant)
+    return f"aor('{op}', '{by}', (r)({site.left}), (r)({site.right}))"
+
+
+def precondition(site: Site) -> str:
+    """C: is the original undefined at (a, b)? (Such points are skipped.)"""
+    if site.kind == "uod":
+        return "negation_undefined(a)"
+    if site.kind == "idr":
+        return f"update({int('++' in site.op)}, a, &(t){{0}})"
+    op = CHAR.get(site.op.rstrip("=") if site.kind == "asr" else site.op, site.op[0])
+    return f"value('{op}', (r)({site.left}), (r)({site.right}), &out1.value)"
 
 
 def program(type_name: str, annotated: str, labels: dict[tuple[str, str, str], int]) -> str:
@@ -216,21 +340,23 @@ def program(type_name: str, annotated: str, labels: dict[tuple[str, str, str], i
     c_type, grid, _, _ = TYPES[type_name]
     body = [f"static const t grid[] = {{{', '.join(grid)}}};",
             "static const int n = sizeof grid / sizeof grid[0];",
-            "int main(void) {",
-            "  union { r value; int truth; } out1, out2;",
-            "  site_function *volatile labelled, *volatile original;  /* opaque calls */"]
-    for site in sites(type_name):
-        second = "grid[j]" if "b" in site.text else "0"
-        loops = ("for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) {" if second != "0"
-                 else "for (int i = 0; i < n; i++) { int j = 0;")
-        compare = "!same(out1.value, out2.value)" if site.kind == "aor" else \
+            f"static const t shifts[] = {{{', '.join(shift_grid(type_name))}}};",
+            "static const int n_shifts = sizeof shifts / sizeof shifts[0];"]
+    for site in sites(type_name):  # a function per site: one huge main takes long to compile
+        body += [f"static void check_{site.name}(void) {{",
+                 "  union { r value; int truth; } out1, out2;",
+                 "  site_function *volatile labelled, *volatile original;  /* opaque calls */"]
+        second = ("shifts[j]" if site.shifts else "grid[j]") if "b" in site.text else "0"
+        bound = "n_shifts" if site.shifts else "n"
+        loops = (f"for (int i = 0; i < n; i++) for (int j = 0; j < {bound}; j++) {{"
+                 if second != "0" else "for (int i = 0; i < n; i++) { int j = 0;")
+        compare = "!same(out1.value, out2.value)" if site.kind in VALUE_KINDS else \
             "out1.truth != out2.truth"
         body += [f"  labelled = (site_function *)f{site.name}; "
                  f"original = (site_function *)p{site.name};",
                  f"  {loops}", f"    t a = grid[i], b = {second}; (void)b;"]
-        if site.kind == "aor":
-            body.append(f"    if (value('{site.op}', (r)(a), (r)({site.right}), &out1.value)) "
-                        "continue;")
+        if site.kind in VALUE_KINDS:
+            body.append(f"    if ({precondition(site)}) continue;")
         body += [
             "    memset(hits, 0, sizeof hits);",
             "    feclearexcept(FE_ALL_EXCEPT); original(a, b, &out1);",
@@ -238,16 +364,23 @@ def program(type_name: str, annotated: str, labels: dict[tuple[str, str, str], i
             "    feclearexcept(FE_ALL_EXCEPT); labelled(a, b, &out2);",
             "    int env2 = fetestexcept(FE_ALL_EXCEPT);",
             f'    printf("{site.name} %d %d %d %d %d ", i, j, env1 != env2, {compare}, '
-            f'{"0" if site.kind == "aor" else "out1.truth"});',
+            f'{"0" if site.kind in VALUE_KINDS else "out1.truth"});',
         ]
         for operator_id, operand in site.mutants:
             index = labels.get((site.name, operator_id, operand), -1)
             hit = f"hits[{index}]" if index >= 0 else "2"
             body.append(f'    printf("%d%d,", {mutant_value(site, operator_id, operand)}, {hit});')
-        body += ['    printf("\\n");', "  }"]
-    body += ["  return 0;", "}"]
+        body += ['    printf("\\n");', "  }", "}"]
+    body += ["int main(void) {", *(f"  check_{site.name}();" for site in sites(type_name)),
+             "  return 0;", "}"]
     return (HEAD % {"labels": len(labels)} + annotated + helpers(c_type) + "\n".join(body)
             + "\n")
+
+
+def shift_grid(type_name: str) -> list[str]:
+    """Shift amounts: 0 to the promoted width + 1, and negative ones."""
+    width = 64 if type_name == "long_long" else 32
+    return [str(amount) for amount in range(width + 2)] + ["-1", "-5"]
 
 
 def label_indices(type_name: str, annotation) -> dict[tuple[str, str, str], int]:

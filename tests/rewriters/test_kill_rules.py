@@ -1,6 +1,7 @@
 """kill_rules.py against brute force: which constant right operands make an AOR mutant's kill
-condition constant (every width's rule checked exhaustively on small widths), and the
-relational tests true exactly on their orderings."""
+condition constant (every width's rule checked exhaustively on small widths), the same for BOR
+against a range of the other operand, and the relational tests true exactly on their
+orderings."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from ffcc.rewriters.kill_rules import (
     NO_POINT,
     ORDERED,
     UN,
+    bitwise_constant,
     literal_kill,
     literal_set_kill,
     mirrored,
     ordering_test,
     relational_kill,
+    unsigned_intervals,
 )
 
 ARITHMETIC = "+-*/%"
@@ -128,3 +131,19 @@ def test_ordering_tests_hold_exactly_on_their_orderings(domain):
 
 def test_mirrored():
     assert mirrored({LT, EQ, UN}) == {GT, EQ, UN}
+
+
+def test_bitwise_constant_is_exact_on_small_widths():
+    """kill_rules.bitwise_constant against every value of every range of a 4-bit type."""
+    ops = {"&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b}
+    bits = 4
+    for low in range(-8, 16):
+        for high in range(low, 16):
+            intervals = unsigned_intervals((low, high), bits)
+            values = {x % 16 for x in range(low, high + 1)}
+            for c in range(16):
+                for op, mutant in itertools.permutations("&|^", 2):
+                    kills = {ops[op](x, c) != ops[mutant](x, c) for x in values}
+                    expected = None if len(kills) == 2 else kills.pop()
+                    assert bitwise_constant(frozenset((op, mutant)), c, intervals, bits) \
+                        == expected, (low, high, c, op, mutant)

@@ -9,10 +9,15 @@ from ffcc.rewriters.criteria import BY_GROUP, selected
 from ffcc.rewriters.operators import (
     ABS,
     AOR,
+    ASR,
+    BOR,
     CRITERION_GROUPS,
     GROUPS,
+    IDR,
     OPERATORS,
     ROR,
+    UOD,
+    WM_DEFAULT,
     WM_GROUPS,
     by_original,
 )
@@ -21,6 +26,7 @@ from ffcc.rewriters.operators import (
 def test_operator_ids_in_emission_order():
     relational = ("lt", "le", "gt", "ge", "eq", "ne")
     arithmetic = ("add", "sub", "mul", "div", "mod")
+    bitwise = ("band", "bor", "xor")
     assert list(OPERATORS) == [
         "mcc",
         *(f"wm.ror.{a}_{b}" for a in relational for b in relational if a != b),
@@ -28,7 +34,22 @@ def test_operator_ids_in_emission_order():
         "wm.cor.and_or", "wm.cor.and_lhs", "wm.cor.and_rhs",
         "wm.cor.or_and", "wm.cor.or_lhs", "wm.cor.or_rhs",
         "wm.abs.abs", "wm.abs.neg", "wm.abs.zero",
+        "wm.uod.neg_noop",
+        "wm.idr.preinc_predec", "wm.idr.postinc_postdec", "wm.idr.predec_preinc",
+        "wm.idr.postdec_postinc",
+        *(f"wm.bor.{a}_{b}" for a in bitwise for b in bitwise if a != b),
+        "wm.bor.shl_shr", "wm.bor.shr_shl",
+        *(f"wm.asr.{a}eq_{b}eq" for a in arithmetic for b in arithmetic if a != b),
+        *(f"wm.asr.{a}eq_{b}eq" for a in bitwise for b in bitwise if a != b),
+        "wm.asr.shleq_shreq", "wm.asr.shreq_shleq",
     ]
+
+
+def test_default_groups_follow_mull():
+    """Mull's cxx_default: arithmetic (with -x -> x), increment, comparison and boundary; its
+    bitwise and assignment groups are off by default (ffcc adds its COR and ABS)."""
+    assert WM_DEFAULT == ("ROR", "AOR", "COR", "ABS", "UOD", "IDR")
+    assert set(WM_DEFAULT) < set(WM_GROUPS) and set(WM_GROUPS) - set(WM_DEFAULT) == {"BOR", "ASR"}
 
 
 def test_every_operator_belongs_to_a_group_of_its_criterion():
@@ -56,10 +77,21 @@ def test_kill_data():
     assert aor["wm.aor.add_sub"].simplified == "($x1) != 0"
     assert aor["wm.aor.mul_add"].simplified is None
     assert [op.kill for op in ABS] == [{"lt"}, {"gt"}, {"eq"}]
+    assert [op.kill for op in UOD] == [{"lt", "gt"}]
+    bor = {op.id: op for op in BOR}
+    assert bor["wm.bor.band_bor"].kill == "{a} != {b}"
+    assert bor["wm.bor.xor_band"].kill == "({a} | {b}) != 0"
+    assert bor["wm.bor.bor_xor"].kill == "({a} & {b}) != 0"
+    assert bor["wm.bor.shl_shr"].kill == bor["wm.bor.shr_shl"].kill == "{a} != 0 && {b} != 0"
+    assert all(op.underlying.original + "=" == op.original
+               and op.underlying.mutant + "=" == op.mutant for op in ASR)
+    assert [(op.original, op.mutant) for op in IDR] == [
+        ("++x", "--x"), ("x++", "x--"), ("--x", "++x"), ("x--", "x++")]
 
 
 def test_emitted_labels_name_registered_operators(tmp_path):
-    ann = annotate_code(tmp_path, "int f(int a, int b) {\n  return a < b && a + b > 1;\n}\n",
+    ann = annotate_code(tmp_path, "int f(int a, int b, double d) {\n  b += a;\n  d++;\n"
+                                  "  return a < b && a + b > 1 && -(a & b);\n}\n",
                         LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
     for label in ann.labels:
         assert OPERATORS[label.operator].criterion == label.criterion

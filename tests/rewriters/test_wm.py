@@ -130,8 +130,16 @@ def test_aor_by_minus_one_keeps_its_one_live_mutant(tmp_path):
         "wm.aor.div_mod": "(-(unsigned int)a) != (unsigned int)0"}
 
 
-def test_aor_skips_pointer_arithmetic_and_float_modulo(tmp_path):
-    assert kills(tmp_path, "*(a + b)", ("AOR",), "int *a, int b") == {}
+def test_aor_on_pointers_compares_offsets_only_and_skips_float_modulo(tmp_path):
+    """Issue 17 point 14: p + n <-> p - n killed where n != 0, no mutant pointer formed."""
+    assert kills(tmp_path, "*(a + b)", ("AOR",), "int *a, int b") == {"wm.aor.add_sub": "b != 0"}
+    assert kills(tmp_path, "*(a - b)", ("AOR",), "int *a, int b") == {"wm.aor.sub_add": "b != 0"}
+    assert kills(tmp_path, "*(b + a)", ("AOR",), "int *a, int b") == {}  # b - a is no C
+    assert kills(tmp_path, "(int)(a - c)", ("AOR",), "int *a, int b, int *c") == {}
+    assert kills(tmp_path, "*(a + 1)", ("AOR",), "int *a, int b") == {}  # a constant offset
+    text = annotate_code(tmp_path, "int f(int *a, int b) {\n  return *(a + b);\n}\n",
+                         wm("AOR")).text
+    assert "a - b" not in text.replace("__ffcc", "")
     assert set(kills(tmp_path, "a * b", ("AOR",), "double a, double b")) == {
         "wm.aor.mul_add", "wm.aor.mul_sub", "wm.aor.mul_div"}
 

@@ -1,0 +1,113 @@
+"""WM / ASR: compound assignments replaced by each other (``operators.ASR``): ``+= -= *= /=
+%=`` among themselves, ``&= |= ^=`` among themselves, ``<<=`` and ``>>=``.
+
+``x OP= e`` stores ``x OP e`` computed in the usual arithmetic conversion of x's and e's types
+(for shifts, x's promoted type) and converted back to x's type. A mutant is killed where the
+values stored differ: the kill condition of the binary operator's mutant (wm_aor.py, wm_bor.py)
+on the value computed, in the low bits of the object assigned only when it is narrower than the
+computation (``char``, ``short``, a bit-field: values are compared modulo 2^width, as the
+conversion stores them; ``unsigned char c``: ``c += 128`` and ``c -= 128`` store the same). The
+label reads x and e just before the program does (sites.py makes such sites only for pure
+operands) and never stores anything. ``_Bool`` objects (stored as ``!= 0``, not modulo) and
+floating values converted to another type on the store are left alone. A floating object
+assigned a value of its own type is compared as AOR compares (environment held, NaN equal to
+NaN). A pointer ``p += n`` has the one mutant ``p -= n`` (and back), killed where ``n != 0``:
+no mutant pointer is ever formed.
+"""
+
+from __future__ import annotations
+
+from clang.cindex import TypeKind
+
+from .model import Emitter, LabelOptions, LabelRequest
+from .operators import ASR, Arithmetic, Assignment, by_original
+from .safety import is_bitfield_ref
+from .sites import ASSIGNMENT, Binop, Function
+from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, strip_implicit
+from .wm_aor import OFFSET_KILL, Computed, Holding, integer_kill, label_floating, offset_mutable
+from .wm_bor import bitwise_kill
+from .wm_operands import Operand, operands
+
+group = "ASR"
+
+MUTANTS = by_original(ASR)
+SHIFTING = frozenset({"<<=", ">>="})
+INT_BITS = 32  # int's width on every target gcc and clang build ffcc's runtime for
+IntegerType = tuple[TypeKind, int]  # (kind, bits)
+
+
+def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
+    holding = Holding(function)
+    for site in function.binops:
+        mutants = MUTANTS.get(site.op, ())
+        if site.form != ASSIGNMENT or not mutants:
+            continue
+        target, value = operands(site)
+        if target.converted == TypeKind.POINTER:
+            _label_offset(site, target, value, mutants, emit)
+        elif target.own in FLOAT_KINDS:
+            if value.own == target.own or value.own in INTEGER_KINDS:
+                label_floating(site, value, target.own, mutants, holding, emit)
+        elif target.own in INTEGER_KINDS and target.own != TypeKind.BOOL \
+                and value.own in INTEGER_KINDS:
+            _label_integer(site, target, value, mutants, emit)
+
+
+def _label_offset(site: Binop, target: Operand, value: Operand,
+                  mutants: tuple[Assignment, ...], emit: Emitter) -> None:
+    if site.op in ("+=", "-=") and offset_mutable(site.lhs, value):
+        swapped = next(m for m in mutants if m.mutant in ("+=", "-="))
+        emit.label(LabelRequest(site=site, operator=swapped, predicate=OFFSET_KILL,
+                                code=OFFSET_KILL))
+
+
+def _label_integer(site: Binop, target: Operand, value: Operand,
+                   mutants: tuple[Assignment, ...], emit: Emitter) -> None:
+    stored, kept = _stored(site, target)
+    if site.op in SHIFTING:
+        kind, bits = stored
+    else:
+        kind, bits = _common(stored, _promoted((value.own, value.own_bits)))
+    computed = Computed(kind, bits, min(kept, bits))
+    op = site.op.rstrip("=")
+    for operator in mutants:
+        underlying = operator.underlying
+        if isinstance(underlying, Arithmetic):
+            code = integer_kill(op, underlying, value, computed,
+                                None if computed.narrowed else target)
+        else:
+            code = bitwise_kill(underlying, target, value, computed)
+        if code is not None:
+            emit.label(LabelRequest(site=site, operator=operator, predicate=code, code=code))
+
+
+def _stored(site: Binop, target: Operand) -> tuple[IntegerType, int]:
+    """The promoted type of the object assigned, and how many bits it keeps."""
+    kept = target.own_bits
+    if is_bitfield_ref(site.lhs):
+        field = strip_implicit(site.lhs).referenced
+        kept = field.get_bitfield_width()
+        if kept < INT_BITS or kept == INT_BITS and target.own in SIGNED_KINDS:
+            return (TypeKind.INT, INT_BITS), kept
+    return _promoted((target.own, target.own_bits)), kept
+
+
+def _promoted(integer: IntegerType) -> IntegerType:
+    """The integer promotion, as a type UNSIGNED_SPELLING knows."""
+    kind, bits = integer
+    if kind in UNSIGNED_SPELLING:
+        return integer
+    signed = kind in SIGNED_KINDS
+    if bits < INT_BITS or bits == INT_BITS and signed:
+        return TypeKind.INT, INT_BITS
+    by_width = {INT_BITS: (TypeKind.UINT, TypeKind.INT), 64: (TypeKind.ULONGLONG, TypeKind.LONGLONG)}
+    return by_width[bits][signed], bits
+
+
+def _common(first: IntegerType, second: IntegerType) -> IntegerType:
+    """The usual arithmetic conversions of two promoted integer types."""
+    (a, a_bits), (b, b_bits) = first, second
+    if (a in SIGNED_KINDS) == (b in SIGNED_KINDS):
+        return first if a_bits >= b_bits else second
+    unsigned, signed = (first, second) if a not in SIGNED_KINDS else (second, first)
+    return unsigned if unsigned[1] >= signed[1] else signed

@@ -1,0 +1,119 @@
+"""WM / BOR: ``& | ^`` replaced by each other, ``<<`` and ``>>`` by each other (``operators.BOR``).
+
+Kill where the two values differ (kill_rules.BITWISE_KILLS): ``a & b`` and ``a | b`` iff ``a !=
+b``, ``&`` and ``^`` iff ``(a | b) != 0``, ``|`` and ``^`` iff ``(a & b) != 0``, each over the
+operands converted to the unsigned type of the result's width (exact: both operators work on the
+operands after the usual arithmetic conversions, and the conversion to the unsigned type keeps
+every bit; no signed/unsigned comparison). ``a << b`` and ``a >> b`` differ iff ``a != 0`` and
+``b != 0`` in signed arithmetic wherever both are defined (the shift amount in range, and for a
+signed ``<<`` a non-negative value that does not overflow); in unsigned arithmetic bits shifted
+out can make both 0 (``2u << 31`` and ``2u >> 31``), so there the two values are compared, the
+label shifting only by an amount it has checked is below the width. A mutant whose kill
+condition is the same for every value the other operand can have (``x ^ 0`` to ``|``, ``x <<
+0``, ``c & 0x100`` for an ``unsigned char c``) is not emitted: kill_rules.bitwise_constant
+decides it exactly from a constant operand, or one with few values, and the other's range.
+
+``~e -> e`` (Mull's bitwise group) always differs (no integer equals its complement), so it is
+no label: edge coverage shows it is killed.
+
+``bitwise_kill`` also serves compound assignments (wm_asr.py), where only the low bits of the
+object assigned count.
+"""
+
+from __future__ import annotations
+
+from .kill_rules import bitwise_constant, unsigned_intervals
+from .model import Emitter, LabelOptions, LabelRequest
+from .operators import BOR, SHIFT, Bitwise, by_original
+from .sites import BINARY, Function
+from .unit import UNSIGNED_SPELLING, bit_width, canonical_kind
+from .wm_aor import FEW_VALUES, Computed, differ_in
+from .wm_operands import Operand, operands
+
+group = "BOR"
+
+MUTANTS = by_original(BOR)
+
+
+def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
+    for site in function.binops:
+        mutants = MUTANTS.get(site.op, ())
+        result = canonical_kind(site.cursor)
+        if site.form != BINARY or not mutants or result not in UNSIGNED_SPELLING:
+            continue
+        left, right = operands(site)
+        computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
+        for operator in mutants:
+            code = bitwise_kill(operator, left, right, computed)
+            if code is not None:
+                emit.label(LabelRequest(site=site, operator=operator, predicate=code, code=code))
+
+
+def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Computed
+                 ) -> str | None:
+    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in the low
+    ``computed.kept`` bits (shifts: of a value of that width); None: not a label."""
+    unsigned = UNSIGNED_SPELLING[computed.kind]
+    if operator.original in SHIFT:
+        return _shift_kill(left, right, computed)
+    if _constant(operator, left, right, computed):
+        return None
+    a, b = f"(({unsigned})($x0))", f"(({unsigned})($x1))"
+    if operator.kill == "{a} != {b}":
+        return differ_in(a, b, unsigned, computed)
+    value = operator.kill.format(a=a, b=b).removesuffix(" != 0")
+    if computed.narrowed:
+        value = f"({value} & ((({unsigned})1 << {computed.kept}) - 1))"
+    return f"{value} != 0"
+
+
+def _shift_kill(left: Operand, right: Operand, computed: Computed) -> str | None:
+    """``x0 << x1`` against ``x0 >> x1``. In signed arithmetic, where the original is defined
+    and the mutant too, both non-zero (a non-negative x0 shifted left is above x0, shifted right
+    at most x0). Where the value wraps (unsigned arithmetic) or only its low bits are kept,
+    bits shifted out can leave both 0 (``2u << 31``, ``2u >> 31``): the two values are
+    compared, the amount first checked to be in range so that the label never shifts by more
+    than the width, whatever the original does."""
+    for operand in (left, right):
+        if operand.constant and operand.value == 0:
+            return None
+    amount = right.value if right.constant else None
+    if isinstance(amount, int) and not 0 <= amount < computed.bits:
+        return None  # the original is never defined
+    if computed.signed and not computed.narrowed:
+        tests = [f"($x{i}) != 0" for i, operand in enumerate((left, right))
+                 if not operand.constant]
+        return " && ".join(tests) or None
+    unsigned = UNSIGNED_SPELLING[computed.kind]
+    value = f"(({unsigned})($x0))"
+    differ = differ_in(f"({value} << ($x1))", f"({value} >> ($x1))", unsigned, computed)
+    if right.constant:
+        return differ
+    return f"(unsigned long long)($x1) < {computed.bits} && {differ}"
+
+
+def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Computed) -> bool:
+    """Is the kill condition the same wherever the site can be (a constant, or an operand of
+    few values, against the other operand's range)?"""
+    kept = computed.kept
+    pair = frozenset((operator.original, operator.mutant))
+    for fixed, other in ((right, left), (left, right)):
+        values = _values(fixed)
+        if values is None:
+            continue
+        intervals = [(0, (1 << kept) - 1)] if other.bounds is None or computed.narrowed \
+            else unsigned_intervals(other.bounds, kept)
+        found = {bitwise_constant(pair, value, intervals, kept) for value in values}
+        if len(found) == 1 and None not in found:
+            return True
+    return False
+
+
+def _values(operand: Operand) -> list[int] | None:
+    """The values of an operand that is a constant or has few."""
+    if operand.constant:
+        return [operand.value] if isinstance(operand.value, int) else None
+    bounds = operand.bounds
+    if bounds is not None and bounds[1] - bounds[0] < FEW_VALUES:
+        return list(range(bounds[0], bounds[1] + 1))
+    return None
