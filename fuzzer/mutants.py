@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 C_OPERATOR = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
-              "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "and": "&&", "or": "||"}
+              "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "and": "&&", "or": "||",
+              "band": "&", "bor": "|", "xor": "^", "shl": "<<", "shr": ">>",
+              "preinc": "++", "postinc": "++", "predec": "--", "postdec": "--", "neg": "-",
+              "noop": ""}
+C_OPERATOR.update({f"{name}eq": f"{C_OPERATOR[name]}=" for name in (
+    "add", "sub", "mul", "div", "mod", "band", "bor", "xor", "shl", "shr")})  # wm.asr
 ABS_FORM = {"abs": "abs({})", "neg": "-abs({})", "zero": "failOnZero({})"}
 ABS_KILL = {"abs": "<", "neg": ">", "zero": "=="}
 ABS_FLOAT_KILL = {"abs": "isless", "neg": "isgreater"}  # the same on floating operands

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ffcc.rewriters.model import MCC_MAX_DEFAULT
-from ffcc.rewriters.operators import GROUPS, WM_GROUPS
+from ffcc.rewriters.operators import GROUPS, WM_DEFAULT, WM_GROUPS
 
 from .errors import FfccError
 
@@ -70,7 +70,9 @@ class FfccOptions:
 
 
 def _parse_wm(value: str | None) -> frozenset[str]:
-    if value is None or value.lower() == "all":
+    if value is None:
+        return frozenset(WM_DEFAULT)
+    if value.lower() == "all":
         return frozenset(WM_GROUPS)
     ops = {op.strip().upper() for op in value.split(",") if op.strip()}
     unknown = ops - set(WM_GROUPS)
@@ -209,7 +211,8 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --mcc-max=K        a decision with more than 2^K combinations of condition
                      values gets those of each window of K conditions instead
                      (default {MCC_MAX_DEFAULT}; 0: no bound; a note names each file cut)
-  --wm[=OPS]         weak-mutation labels; OPS from {",".join(WM_GROUPS)} (default all)
+  --wm[=OPS]         weak-mutation labels; OPS from {",".join(WM_GROUPS)} or all
+                     (default {",".join(WM_DEFAULT)}: Mull's default set)
   --only=PATTERN     put labels only in files matching PATTERN (repeatable)
   --only-func=NAME   put labels only in function NAME (repeatable)
   --allowlist=FILE   AFL_LLVM_ALLOWLIST-style file (src: and fun: entries)

@@ -5,13 +5,14 @@ import pytest
 from ffcc.instrument.errors import FfccError
 from ffcc.instrument.options import HELP, parse_options
 from ffcc.rewriters.model import MCC_MAX_DEFAULT
-from ffcc.rewriters.operators import GROUPS, WM_GROUPS
+from ffcc.rewriters.operators import GROUPS, WM_DEFAULT, WM_GROUPS
 
 
 def test_compiler_arguments_keep_their_order():
     opts = parse_options(["-O2", "--mcc", "-o", "x", "-lm", "--wm", "x.c", "-DA=1"], environ={})
     assert opts.compiler_args == ["-O2", "-o", "x", "-lm", "x.c", "-DA=1"]
-    assert opts.mcc and opts.wm_ops == frozenset(WM_GROUPS)
+    assert opts.mcc and opts.wm_ops == frozenset(WM_DEFAULT)
+    assert parse_options(["--wm=all", "x.c"], environ={}).wm_ops == frozenset(WM_GROUPS)
 
 
 def test_wm_subset_and_values():
@@ -45,7 +46,8 @@ def test_compiler_long_options_pass_through():
 
 @pytest.mark.parametrize("argv, fragment", [
     (["--mcx"], "unknown option '--mcx'"),
-    (["--wm=XYZ"], "unknown --wm operator XYZ (choose from ROR, AOR, COR, ABS, or all)"),
+    (["--wm=XYZ"], "unknown --wm operator XYZ "
+                   "(choose from ROR, AOR, COR, ABS, UOD, IDR, BOR, ASR, or all)"),
     (["--mcc-max=-1"], "needs a number of conditions, or 0 for no bound"),
     (["--mcc-max=x"], "needs a number of conditions, or 0 for no bound"),
     (["--cc"], "needs a value"),
@@ -66,6 +68,8 @@ def test_environment_may_not_smuggle_compiler_flags():
 
 
 def test_help_lists_the_operator_groups_of_the_registry():
-    assert "--wm[=OPS]         weak-mutation labels; OPS from ROR,AOR,COR,ABS (default all)" in HELP
+    assert ("--wm[=OPS]         weak-mutation labels; OPS from ROR,AOR,COR,ABS,UOD,IDR,BOR,ASR "
+            "or all\n                     (default ROR,AOR,COR,ABS,UOD,IDR: Mull's default set)"
+            in HELP)
     for group, text in GROUPS.items():
         assert f"  {group}  {text}\n" in HELP

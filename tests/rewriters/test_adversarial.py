@@ -1,7 +1,7 @@
 """The adversarial corpus: C that breaks source rewriters, built plain and with every label.
 
 Each program in adversarial/ is self-contained (its first comment says what it attacks). It is
-built by ffcc without labels and with ``--mcc --wm``, by gcc and by clang, at -O0 and -O2, with
+built by ffcc without labels and with ``--mcc --wm=all``, by gcc and by clang, at -O0 and -O2, with
 UBSan, and both builds must show the same stdout, stderr (UBSan reports included) and exit
 status: labels never change what a program does.
 """
@@ -43,7 +43,7 @@ def observed(binary: Path) -> Outcome:
 @pytest.mark.parametrize("source", PROGRAMS, ids=[p.stem for p in PROGRAMS])
 def test_labels_do_not_change_behaviour(source: Path, cc: str, level: str, tmp_path: Path):
     plain = observed(build(source, tmp_path, cc, level, []))
-    labelled = observed(build(source, tmp_path, cc, level, ["--mcc", "--wm"]))
+    labelled = observed(build(source, tmp_path, cc, level, ["--mcc", "--wm=all"]))
     assert labelled == plain
 
 
