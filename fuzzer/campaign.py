@@ -238,8 +238,10 @@ class Campaign:
 
     def input_to_state(self, cmplog: CmplogStage) -> None:
         """-c: colorization and input-to-state replacement (fuzzer/cmplog.py) on each entry
-        added since the last time, trimmed first; each finding is saved as it comes."""
-        while not self.stopping() and (index := cmplog.next_entry(len(self.queue))) is not None:
+        added since the last time, trimmed first; each finding is saved as it comes.  The
+        entries these runs add wait for the next call, so that havoc runs in between."""
+        pending = len(self.queue)
+        while not self.stopping() and (index := cmplog.next_entry(pending)) is not None:
             entry = self.queue[index]
             if not entry.trimmed:
                 self.trim(entry)

@@ -290,12 +290,18 @@ def candidates(original: bytes, colorized: Colorized, plain: list[CmpRecord],
     """The input-to-state replacements of ``plain`` (the entry's comparisons), each checked
     against the colorized run's record of the same call (when it has one)."""
     twins = _pair_records(plain, colored or [])
-    for record in plain:
+    distinct = {(_operands(record), _operands(twins.get(id(record)))): record
+                for record in plain}  # a loop logs the same comparison again and again
+    for record in distinct.values():
         twin = twins.get(id(record))
         if record.kind == CMPLOG_INT:
             yield from _int_candidates(original, colorized, record, twin)
         elif record.kind == CMPLOG_RTN:
             yield from _string_candidates(original, colorized, record, twin)
+
+
+def _operands(record: CmpRecord | None) -> tuple[int, bytes, bytes, bool] | None:
+    return (record.kind, record.v0, record.v1, record.const0) if record is not None else None
 
 
 def _pair_records(plain: list[CmpRecord], colored: list[CmpRecord]) -> dict[int, CmpRecord]:
@@ -332,13 +338,18 @@ def _int_candidates(original: bytes, colorized: Colorized, record: CmpRecord,
         color = int.from_bytes(color_bytes, "little") if color_bytes is not None else None
         if seen == wanted:
             continue
+        found = []  # (encoding, pattern, its colorized twin) of each encoding in the input
+        for encode, shortest in ENCODINGS:
+            pattern = encode(seen, width)
+            if pattern is not None and len(pattern) >= shortest and pattern in original:
+                found.append((encode, pattern,
+                              encode(color, width) if color is not None else None))
         for delta in (0, 1, -1):  # equal, and just past either side (for < and >)
             target = (wanted + delta) & mask
-            for encode, shortest in ENCODINGS:
-                pattern, replacement = encode(seen, width), encode(target, width)
-                if pattern is None or replacement is None or len(pattern) < shortest:
+            for encode, pattern, color_pattern in found:
+                replacement = encode(target, width)
+                if replacement is None:
                     continue
-                color_pattern = encode(color, width) if color is not None else None
                 token = replacement if len(replacement) > 1 and not delta else None
                 for at in _flowing(original, colorized, pattern, color_pattern):
                     yield Candidate(original[:at] + replacement + original[at + len(pattern):],
