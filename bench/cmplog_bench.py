@@ -1,0 +1,179 @@
+"""Input-to-state: ffuzz -c against afl-fuzz -c, and what -c costs where it finds nothing.
+
+    python bench/cmplog_bench.py magic    [--seconds 60] [--runs 3]
+    python bench/cmplog_bench.py overhead [--seconds 60] [--runs 3]
+
+magic:    samples/magic for --seconds, --runs times, ffuzz -c (ffcc and ffcc --cmplog
+          builds) and afl-fuzz -c (afl-clang-fast, and AFL_LLVM_CMPLOG=1 afl-clang-fast),
+          alternating which goes first.  Per run: crashes saved, seconds to the first one
+          (from its file name's time:), and edges of the queue and crashes replayed on the
+          ffcc build (so both count the same build's edges).
+overhead: executions per second of ffuzz -c / ffuzz, alternating, median ratio and spread,
+          on two programs whose coverage keeps growing (so the cmplog stage runs on every
+          new entry): "length" branches on the input's length only, so the stage finds
+          nothing (colorization keeps the whole input at its first try, no operand is input
+          bytes); "hashed" branches on hashes of byte pairs, where colorization's random
+          bytes keep finding new hashes, so the stage is busy (and finds entries).
+
+Work files go to bench/.work/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from bench.fuzz_bench import ENV, WORK, campaign, corpus_edges, execs_per_sec, spread  # noqa: E402
+
+MAGIC = REPO / "samples" / "magic"
+
+# Branches on the input's length: its size class, and a loop over its 16-byte blocks.
+LENGTH_C = r"""
+#include <stdio.h>
+int main(int argc, char **argv) {
+  static unsigned char b[4096];
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  size_t n = fread(b, 1, sizeof b, f);
+  volatile unsigned blocks = 0;
+  for (size_t i = 0; i < n; i += 16) blocks++;
+  switch (n / 32) {
+#define C(k) case k: blocks += k; break;
+    C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15)
+    C(16) C(17) C(18) C(19) C(20) C(21) C(22) C(23) C(24) C(25) C(26) C(27) C(28) C(29)
+    C(30) C(31)
+  }
+  return 0;
+}
+"""
+
+# Thirty-two branches chosen by a hash of each pair of adjacent bytes: none of the compared
+# values is ever bytes of the input, but random bytes reach new branches.
+HASHED_C = r"""
+#include <stdio.h>
+int main(int argc, char **argv) {
+  unsigned char b[256] = {0};
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  size_t n = fread(b, 1, sizeof b, f);
+  volatile unsigned seen = 0;
+  for (size_t i = 0; i + 1 < n; i++) {
+    unsigned h = ((b[i] * 131u + b[i + 1]) * 2654435761u) >> 27;
+    switch (h) {
+#define C(k) case k: seen |= 1u << k; break;
+    C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15)
+    C(16) C(17) C(18) C(19) C(20) C(21) C(22) C(23) C(24) C(25) C(26) C(27) C(28) C(29)
+    C(30) C(31)
+    }
+  }
+  return seen == 0xffffffffu;
+}
+"""
+
+
+def build(command: list[str], source: Path, output: Path, env: dict[str, str] = ENV) -> Path:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([*command, "-O2", "-o", str(output), str(source)], check=True,
+                   capture_output=True, env={**env, "AFL_QUIET": "1"})
+    return output
+
+
+def magic_builds() -> dict[str, Path]:
+    source, out = MAGIC / "magic.c", WORK / "cmplog-magic"
+    return {
+        "ffcc": build(["ffcc"], source, out / "ffcc"),
+        "ffcc-cmplog": build(["ffcc", "--cmplog"], source, out / "ffcc-cmplog"),
+        "afl": build(["afl-clang-fast"], source, out / "afl"),
+        "afl-cmplog": build(["afl-clang-fast"], source, out / "afl-cmplog",
+                            {**ENV, "AFL_LLVM_CMPLOG": "1"}),
+    }
+
+
+def first_crash_seconds(instance: Path) -> float | None:
+    times = [int(match.group(1)) for path in (instance / "crashes").glob("id:*")
+             if (match := re.search(r"time:(\d+)", path.name))]
+    return min(times) / 1000 if times else None
+
+
+def magic_run(fuzzer: str, builds: dict[str, Path], seconds: float, name: str) -> dict:
+    if fuzzer == "ffuzz":
+        stats = campaign("ffuzz", builds["ffcc"], MAGIC / "seeds", seconds, name,
+                         ("-c", str(builds["ffcc-cmplog"])))
+    else:
+        stats = campaign("afl-fuzz", builds["afl"], MAGIC / "seeds", seconds, name,
+                         ("-c", str(builds["afl-cmplog"])))
+    instance = WORK / name / "default"
+    return {"crashes": int(stats["saved_crashes"]),
+            "first_crash_s": first_crash_seconds(instance),
+            "edges": corpus_edges(builds["ffcc"], [instance / "queue", instance / "crashes"]),
+            "execs": int(stats["execs_done"])}
+
+
+def bench_magic(seconds: float, runs: int) -> dict[str, object]:
+    builds = magic_builds()
+    results: dict[str, list[dict]] = {"ffuzz": [], "afl-fuzz": []}
+    for r in range(runs):
+        order = ["ffuzz", "afl-fuzz"] if r % 2 == 0 else ["afl-fuzz", "ffuzz"]
+        for fuzzer in order:
+            results[fuzzer].append(magic_run(fuzzer, builds, seconds, f"cmplog-{fuzzer}-{r}"))
+    summary: dict[str, object] = {}
+    for fuzzer, rows in results.items():
+        firsts = [row["first_crash_s"] for row in rows if row["first_crash_s"] is not None]
+        summary[fuzzer] = {
+            "runs": rows,
+            "runs_with_crash": sum(row["crashes"] > 0 for row in rows),
+            "median_first_crash_s": statistics.median(firsts) if firsts else None,
+            "edges": spread([float(row["edges"]) for row in rows]),
+        }
+    return summary
+
+
+def bench_overhead(seconds: float, runs: int) -> dict[str, object]:
+    return {name: overhead(name, source, seconds, runs)
+            for name, source in (("length", LENGTH_C), ("hashed", HASHED_C))}
+
+
+def overhead(name: str, program: str, seconds: float, runs: int) -> dict[str, object]:
+    out = WORK / f"cmplog-{name}"
+    out.mkdir(parents=True, exist_ok=True)
+    source = out / f"{name}.c"
+    source.write_text(program)
+    plain = build(["ffcc"], source, out / "plain")
+    cmplog = build(["ffcc", "--cmplog"], source, out / "cmplog")
+    seeds = out / "seeds"
+    seeds.mkdir(exist_ok=True)
+    (seeds / "a").write_bytes(b"a seed of some length")
+    with_c, without, finds = [], [], []
+    for r in range(runs):
+        order = [True, False] if r % 2 == 0 else [False, True]
+        for use_c in order:
+            extra = ("-c", str(cmplog)) if use_c else ()
+            stats = campaign("ffuzz", plain, seeds, seconds, f"overhead-{name}-{use_c}-{r}",
+                             extra)
+            (with_c if use_c else without).append(execs_per_sec(stats))
+            if use_c:
+                finds.append(int(stats["cmplog_finds"]))
+    ratios = [a / b for a, b in zip(with_c, without, strict=True)]
+    return {"with_c_execs_per_sec": with_c, "without_execs_per_sec": without,
+            "cmplog_finds": finds, "ratio": spread(ratios)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("magic", "overhead"))
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    bench = bench_magic if args.mode == "magic" else bench_overhead
+    print(json.dumps(bench(args.seconds, args.runs), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
