@@ -2,10 +2,10 @@
 
 The report (report.py) and the plots need every saved input's own trace, crashes and hangs
 included, while the campaign keeps only the union (virgin maps).  Each input runs once through
-the target's forkserver (no exec per input), and its classified trace is kept as the list of
-non-zero map indices.  Traces are cached in the report directory, keyed by file name and size,
-so a report after more fuzzing runs only the inputs saved since; a changed binary or map size
-empties the cache.
+the target's forkserver (no exec per input), many inputs per native call (in batches when the
+target runs them), and its classified trace is kept as the list of non-zero map indices.
+Traces are cached in the report directory, keyed by file name and size, so a report after more
+fuzzing runs only the inputs saved since; a changed binary or map size empties the cache.
 """
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, RunStatus, TargetCommand
 from ffcc.fuzzer.outdir import id_of
+from ffcc.native import ffi, lib
 from ffcc.runtime.files import write_atomic
 
 KINDS = ("queue", "crashes", "hangs")  # the output directory's input folders, in report order
@@ -66,16 +68,37 @@ def saved_inputs(instance: Path) -> list[SavedInput]:
 
 
 class ReplayExecutor(NativeExecutor):
-    """The native executor, asked for what a replay needs: one run and the trace it left
-    (calibration keeps the trace of crashes and hangs too, it just does not judge them)."""
+    """The native executor, asked for what a replay needs: each input's status and the trace
+    it left, crashes and hangs included, many inputs per native call (batches when the
+    target runs them)."""
+
+    CHUNK = 256  # inputs per native call: bounds the traces held at once (CHUNK x map size)
 
     def trace(self, data: bytes) -> Trace:
-        calibration = self.calibrate(data, runs=1, count_hits=False)
-        return Trace(calibration.status, np.flatnonzero(self._trace).astype(np.uint32))
+        return self.traces([data])[0]
 
     def traces(self, inputs: list[bytes]) -> list[Trace]:
         """Each input's trace, in order."""
-        return [self.trace(data) for data in inputs]
+        found: list[Trace] = []
+        for start in range(0, len(inputs), self.CHUNK):
+            found += self._run_chunk(inputs[start:start + self.CHUNK])
+        return found
+
+    def _run_chunk(self, chunk: list[bytes]) -> list[Trace]:
+        lens = np.array([len(data) for data in chunk], dtype=np.uint32)
+        statuses = np.zeros(len(chunk), dtype=np.intc)
+        traces = np.zeros((len(chunk), self.map_size), dtype=np.uint8)
+        done = ffi.new("uint32_t *")
+        rc = lib.ffcc_replay(self._engine, ffi.from_buffer("uint8_t[]", b"".join(chunk)),
+                             ffi.from_buffer("uint32_t[]", lens), len(chunk), self.timeout_ms,
+                             ffi.from_buffer("int[]", statuses, require_writable=True),
+                             ffi.from_buffer("uint8_t[]", traces, require_writable=True), done)
+        if rc == lib.FFCC_RUN_ERROR:
+            raise FuzzerError(f"{self._error()} (while replaying saved inputs)")
+        rows, indices = np.nonzero(traces)
+        bounds = np.searchsorted(rows, np.arange(len(chunk) + 1))
+        return [Trace(RunStatus(int(status)), indices[bounds[i]:bounds[i + 1]].astype(np.uint32))
+                for i, status in enumerate(statuses)]
 
 
 @dataclass(frozen=True)
@@ -150,8 +173,11 @@ def replay(target: Target, inputs: list[SavedInput], cache_path: Path) -> Replay
                 cache.traces.clear()
                 cache.map_size = executor.map_size
                 missing = inputs
-            for saved in missing:
-                cache.traces[saved.test_id, saved.size] = executor.trace(saved.path.read_bytes())
+            for start in range(0, len(missing), executor.CHUNK):
+                chunk = missing[start:start + executor.CHUNK]
+                for saved, trace in zip(chunk, executor.traces([saved.path.read_bytes()
+                                                                for saved in chunk]), strict=True):
+                    cache.traces[saved.test_id, saved.size] = trace
         finally:
             executor.close()
             input_path.unlink(missing_ok=True)

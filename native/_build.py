@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RUNTIME = ROOT / "runtime"
 SOURCES = ["engine.c", "forkserver.c", "batch.c", "coverage.c", "havoc.c", "deterministic.c",
-           "stages.c"]
+           "stages.c", "replay.c"]
 
 
 def _runtime_headers():

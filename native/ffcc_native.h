@@ -174,6 +174,16 @@ int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len,
  * reported as FFCC_STOP_CRASH of the case that reproduces it alone. */
 int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st);
 
+/* Replay: run n inputs, each once on its own map, in order, many per request
+ * when the target runs batches.  Input i is lens[i] bytes, right after input
+ * i - 1 (the first at data).  statuses[i] gets its FFCC_RUN_*, and
+ * traces + i * map_size its classified trace.  An input that crashes or hangs
+ * does not end the replay: the next runs in a fresh child.  Nothing is judged
+ * (virgin maps and hit counts stay as they are).  FFCC_RUN_OK, or
+ * FFCC_RUN_ERROR when the target could not be run (*done inputs ran). */
+int ffcc_replay(ffcc_engine *e, const uint8_t *data, const uint32_t *lens, uint32_t n,
+                uint32_t timeout_ms, int *statuses, uint8_t *traces, uint32_t *done);
+
 /* Trim buf in place while the trace keeps its checksum, or, with
  * target >= 0, while the target branch stays hit (FairFuzz -r). */
 int ffcc_trim(ffcc_engine *e, uint8_t *buf, uint32_t *len, int64_t target,

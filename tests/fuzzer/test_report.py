@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_targets import ffuzz_env
+from fuzz_targets import MAGIC_C, build, ffuzz_env
 from helpers import REPO, ffcc, have, sample_sources
 from rich.console import Console
 
+from ffcc.fuzzer.executor import RunStatus, TargetCommand
 from ffcc.fuzzer.label_coverage import LabelResult
 from ffcc.fuzzer.mutants import describe
+from ffcc.fuzzer.replay import ReplayExecutor, Trace
 from ffcc.fuzzer.report_summary import decision_table
 from ffcc.runtime.abi import label_region_start, read_label_db
 
@@ -199,6 +201,65 @@ def test_report_replays_only_new_inputs(campaign, report, tmp_path):
     first = sorted((out / "default/queue").glob("id:*"))[0]
     shutil.copyfile(first, out / "default/queue" / "id:999999,src:000000,time:5,execs:9,op:havoc")
     assert "replayed 1 new of" in ffuzz("report", str(out)).stdout
+
+
+# A persistent target reading shared-memory test cases, so ffcc runs it in batches: crashes on
+# "PQ", hangs on "PH", else lights edges that depend on its first bytes; it leaves its loop
+# every 5 cases, so a replay also goes on in fresh children between crashes.
+REPLAY_C = r"""
+#include <stdlib.h>
+static volatile int sink;
+__AFL_FUZZ_INIT();
+int main(void) {
+  __AFL_INIT();
+  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
+  while (__AFL_LOOP(5)) {
+    int n = __AFL_FUZZ_TESTCASE_LEN;
+    if (n > 1 && buf[0] == 'P') {
+      if (buf[1] == 'Q') abort();
+      if (buf[1] == 'H') for (;;) {}
+    }
+    if (n > 0 && buf[0] == 'A') n++;
+    if (n > 1 && buf[1] == '1') n--;
+    if (n > 2) n *= 2;
+    sink = n;
+  }
+  return 0;
+}
+"""
+# Ordinary inputs, crashes (PQ; FUZZ for MAGIC_C) and hangs (PH; a fifth byte H for MAGIC_C),
+# crashes next to each other and at the ends of native calls (ReplayExecutor.CHUNK = 4 below).
+MIXED = [b"A", b"PQ", b"B1", b"PH", b"CCC", b"PQ", b"", b"FUZZ", b"PQ", b"A1", b"FUZZ!", b"AAAAH",
+         b"xyz", b"PA"]
+
+
+@pytest.mark.parametrize(("kind", "source", "args", "crash", "hang"), [
+    ("batches", REPLAY_C, (), (b"PQ",), (b"PH",)),
+    ("forkserver", MAGIC_C, ("@@",), (b"FUZZ", b"FUZZ!"), (b"AAAAH",)),
+], ids=["batches", "forkserver"])
+def test_replay_in_batches_is_replay_one_at_a_time(kind, source, args, crash, hang, tmp_path,
+                                                  monkeypatch):
+    binary = build(source, f"replay_{kind}", tmp_path, compiler="ffcc")
+    monkeypatch.setattr(ReplayExecutor, "CHUNK", 4)
+
+    def replayed(each: bool) -> list[Trace]:
+        executor = ReplayExecutor(TargetCommand((str(binary), *args)), tmp_path / ".cur_input",
+                                  300, seed=0)
+        try:
+            assert (executor.batch_size() > 1) == (kind == "batches")
+            return [executor.trace(data) for data in MIXED] if each else executor.traces(MIXED)
+        finally:
+            executor.close()
+
+    together, alone = replayed(each=False), replayed(each=True)
+    expected = [RunStatus.CRASH if data in crash else RunStatus.TIMEOUT if data in hang
+                else RunStatus.OK for data in MIXED]
+    assert [trace.status for trace in together] == expected
+    assert [trace.status for trace in alone] == expected
+    for data, batched, single in zip(MIXED, together, alone, strict=True):
+        assert batched.indices.tolist() == single.indices.tolist(), data
+        assert len(batched.indices), data  # every input ran, the ones after a crash included
+    assert len({tuple(trace.indices) for trace in together}) > 2
 
 
 def test_edges_of_the_unlabelled_build(campaign, tmp_path):
