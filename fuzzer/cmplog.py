@@ -6,7 +6,7 @@ compares, switch cases, memcmp/strcmp-like calls) into a segment the fuzzer hand
 
 1. colorization: the entry's bytes are replaced by random ones, range by range, keeping
    the ranges whose replacement leaves the path (the trace checksum) as it was: those
-   bytes can change freely (``colorize``);
+   bytes can change freely (``Colorizer``);
 2. the cmplog binary runs the entry and its colorized copy (``CmplogRunner.log``);
 3. input-to-state: where an operand of a comparison is found in the input (as the same
    bytes, byte-swapped, narrower, as decimal or hex text, or as a string's bytes), and the
@@ -169,7 +169,6 @@ class Colorized:
 
     data: bytes
     free: bytearray  # 1 per input byte that colorization changed without changing the path
-    execs: int = 0
 
 
 class Colorizer:
@@ -181,20 +180,21 @@ class Colorizer:
         self.checksum = checksum
         self.result = Colorized(data, bytearray(len(data)))
         self._rng = rng
-        self._budget = budget
+        self._budget = budget  # runs at most
         self._ranges = [(0, len(data))] if data else []
 
     def runs(self, probe: _Probe) -> Iterator[Finding | None]:
-        """Run the colorization, yielding what the probes find (and pauses)."""
+        """Run the colorization, yielding what each run finds (None: nothing)."""
         current = bytearray(self.original)
-        while self._ranges and self.result.execs < self._budget:
+        for _ in range(self._budget):
+            if not self._ranges:
+                break
             self._ranges.sort(key=lambda r: r[1] - r[0])
             start, end = self._ranges.pop()
             trial = bytearray(current)
             for i in range(start, end):
                 trial[i] = _random_like(trial[i], self._rng)
             outcome = probe.run(bytes(trial))
-            self.result.execs += 1
             yield outcome.finding
             if outcome.checksum == self.checksum:
                 current = trial
@@ -447,12 +447,12 @@ class CmplogStage:
 
 def _operand_tokens(records: list[CmpRecord], data: bytes) -> list[bytes]:
     """Constants the program compares with: the sides of routine calls that are not in the
-    input, and the constant side of integer comparisons of two bytes or more."""
+    input, and the constant side of integer comparisons whose value needs two bytes."""
     found = []
     for record in records:
         if record.kind == CMPLOG_RTN:
             found += [side for side in (record.v0, record.v1) if side and side not in data]
-        elif record.const0 and len(record.v0) > 1:
+        elif record.const0 and int.from_bytes(record.v0, "little") > 0xFF:
             found.append(record.v0)
     return found
 
