@@ -1,6 +1,6 @@
 """Compile C sources with labels: annotate, add the runtime ABI preamble, compile.
 
-The rewriters return code whose label bodies read ``__FFCC_LABEL(i)`` with a
+The rewriters return code whose labels read ``__FFCC_LABEL(i, (PRED));`` with a
 unit-local index.  This module writes what that means at run time, in the layout
 ffcc.runtime.abi defines (section names, unit header, map layout):
 
@@ -12,11 +12,15 @@ ffcc.runtime.abi defines (section names, unit header, map layout):
   label count, file), into the non-allocated section ``abi.LABELDB_SECTION``,
   which the linker concatenates and archives carry along (label_db.py reads both
   back from the linked binary and writes the label database through abi);
-* a hit (a call to the unit's ``__ffcc_hit``) increments the slot, never wrapping to
-  zero, through ``__ffcc_label_area``, which the runtime
-  points at the label region of the coverage map.  Without ffcc's runtime (a
-  build with afl-clang-fast) it stays pointing at the section itself, so the
-  label branches still compile, run and show up as AFL++ edges.
+* a label adds its predicate's value to its slot, never wrapping to zero, at the
+  slot's section address plus ``__ffcc_label_delta``, which ffcc's runtime sets so
+  that the address falls in the label region of the coverage map.  Two forms
+  (docs/LABELS.md): for ffcc's runtime the update is branch-free and gated by the
+  label's retirement byte (``__ffcc_retire_delta``, set by the runtime to the
+  fuzzer's retirement region), so a label is no edge and has no twin edge; for a
+  foreign fuzzer (afl-clang-fast) it is a branch to a cold per-unit ``__ffcc_hit``
+  behind an ``asm volatile``, so the label is an AFL++ edge.  Without ffcc's
+  runtime both deltas stay 0 and labels count in the section itself.
 """
 
 from __future__ import annotations
@@ -64,10 +68,9 @@ TEMP_DEFINITION = """#if defined(__clang__)
 #endif
 """
 
-# The hit is a call to one cold function per unit, not inline code: label-dense units compiled
-# 3-4x slower with the increment inlined at every label (clang's CodeGenPrepare and the
-# saturating add), while a call costs about what an edge's trace-pc-guard call costs.  The
-# function itself is not an edge.
+# The branch form's hit is a call to one cold function per unit, not inline code behind the
+# branch, so that a foreign fuzzer's label edge costs what its own edges cost.  The function
+# itself is not an edge.
 _HIT_ATTRIBUTES = """#if defined(__clang__)
 #define __FFCC_HIT_ATTRIBUTES __attribute__((noinline, cold, unused, no_sanitize("coverage")))
 #elif defined(__has_attribute)
@@ -118,14 +121,53 @@ def _asm_string(line: str) -> str:
     return line.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _slot(delta: str) -> str:
+    """The address, as ``unsigned char *``, of label ``i``'s slot byte moved by ``delta``."""
+    return (f"((unsigned char *)((__UINTPTR_TYPE__)&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]"
+            f" + {delta}))")
+
+
+# Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
+# retirement byte is 0), and wraps from 255 to 1, never to "not hit".  The predicate's own
+# guards still short-circuit; the update is no branch of the compiler's, so the label is no
+# edge of its own and nothing but its slot has its hit pattern.  On x86 the update is one
+# asm statement whose jumps the compiler never sees and which names no memory: the slot
+# bytes are nothing the program reads, so the compiler keeps the program's values in
+# registers across it (a C store through an ``unsigned char *`` could alias anything, and
+# compiled label-dense units twice as slowly).  Elsewhere it is the same update in C.
+_COUNT = (
+    "#if defined(__x86_64__) || defined(__i386__)\n"
+    "#define __FFCC_COUNT(i, p) __asm__ volatile(\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
+    "cmpb $0, (%[retired])\\n\\tjne 1f\\n\\taddb $1, (%[slot])\\n\\tadcb $0, (%[slot])\\n1:\" "
+    ":: [hit] \"q\"((unsigned char)!!(p)), [slot] \"r\"(" + _slot("__ffcc_label_delta") + "), "
+    "[retired] \"r\"(" + _slot("__ffcc_retire_delta") + ") : \"cc\")\n"
+    "#else\n"
+    "#define __FFCC_COUNT(i, p) do { unsigned char *__ffcc_slot = "
+    + _slot("__ffcc_label_delta") + "; "
+    "unsigned char __ffcc_add = (unsigned char)(!!(p) > *" + _slot("__ffcc_retire_delta") + "); "
+    "unsigned char __ffcc_sum = (unsigned char)(*__ffcc_slot + __ffcc_add); "
+    "*__ffcc_slot = (unsigned char)(__ffcc_sum + (__ffcc_sum < __ffcc_add)); } while (0)\n"
+    "#endif\n")
+
+# Branch: the label is the then-branch of an ``if``, an edge to foreign fuzzers; the hit is a
+# call, behind a memory barrier, to one cold function per unit that is no edge itself.
+_BRANCH = (
+    "static __FFCC_HIT_ATTRIBUTES void __ffcc_hit(__SIZE_TYPE__ i) {\n"
+    "  unsigned char *slot = " + _slot("__ffcc_label_delta") + ";\n"
+    "  *slot = (unsigned char)(*slot + 1 + (*slot == 255));\n}\n"
+    "#define __FFCC_COUNT(i, p) if (p) do { __asm__ volatile(\"\" ::: \"memory\"); "
+    "__ffcc_hit(i); } while (0)\n")
+
+
 def _label_macros(records: list[dict]) -> str:
-    """``__FFCC_LABEL(i)``: a hit of slot i; a pruned label's body is nothing, so its ``if``
-    is dead code (per-label macros, so this holds at -O0 too; prune.py)."""
+    """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
+    macros, so this holds at -O0 too; prune.py)."""
     if not any(r.get("pruned") for r in records):
-        return "#define __FFCC_LABEL(i) __FFCC_HIT(i)\n"
-    lines = ["#define __FFCC_LABEL(i) __FFCC_LABEL_##i"]
-    lines += [f"#define __FFCC_LABEL_{r['index']} "
-              + ("((void)0)" if r.get("pruned") else f"__FFCC_HIT({r['index']})") for r in records]
+        return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n"
+    lines = ["#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
+    lines += [f"#define __FFCC_LABEL_{r['index']}(p) "
+              + ("((void)0)" if r.get("pruned") else f"__FFCC_COUNT({r['index']}, p)")
+              for r in records]
     return "\n".join(lines) + "\n"
 
 
@@ -141,31 +183,26 @@ def _base_file(source: str) -> str:
             "#pragma GCC diagnostic pop\n")
 
 
-def preamble(uid: int, source: str, records: list[dict]) -> str:
+def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
-    ``__BASE_FILE__`` is the source's name too."""
+    ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
+    else branches, for a foreign fuzzer."""
     count = len(records)
-    start = f"__start_{LABEL_SECTION}"  # the linker's symbol for the section's first byte
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
     db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
                            ensure_ascii=True)]
     db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
     asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
+    deltas = "".join(f'__attribute__((weak, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
+                     for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
     return (
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
-        f'extern unsigned char {start}[] __attribute__((weak, visibility("hidden")));\n'
-        f'__attribute__((weak, visibility("hidden"))) unsigned char *__ffcc_label_area = {start};\n'
+        deltas +
         f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count}] "
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
-        + TEMP_DEFINITION + _HIT_ATTRIBUTES +
-        "static __FFCC_HIT_ATTRIBUTES void __ffcc_hit(__SIZE_TYPE__ i) {\n"
-        "  unsigned char *slot = __ffcc_label_area + "
-        f"((__SIZE_TYPE__)&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + i] - (__SIZE_TYPE__){start});\n"
-        "  *slot = (unsigned char)(*slot + 1 + (*slot == 255));\n}\n"
-        "#define __FFCC_HIT(i) do { __asm__ volatile(\"\" ::: \"memory\"); __ffcc_hit(i); "
-        "} while (0)\n"
+        + TEMP_DEFINITION + (_COUNT if branch_free else _HIT_ATTRIBUTES + _BRANCH)
         + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")
@@ -176,8 +213,9 @@ class LabelBuilder:
 
     def __init__(self, label_options, selection: Selection, macros: list[str],
                  verbose: bool = False, pruner=None, keep_dir: str | None = None,
-                 labels_required: bool = False) -> None:
+                 labels_required: bool = False, branch_free: bool = True) -> None:
         self.label_options = label_options
+        self.branch_free = branch_free  # labels for ffcc's runtime, else for a foreign fuzzer
         self.labels_required = labels_required  # a unit that cannot have labels fails
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.selection = selection
@@ -216,7 +254,7 @@ class LabelBuilder:
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(preamble(uid, source.path, records) + result.text)
+            out.write(preamble(uid, source.path, records, self.branch_free) + result.text)
         _copy_times(source.path, annotated)
         if self.keep_dir:
             kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))

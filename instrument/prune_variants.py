@@ -1,20 +1,18 @@
 """The C texts pruning compiles: an annotated unit under an analysis definition of its labels.
 
-The rewriters write every label as exactly ``if (PRED) __FFCC_LABEL(i);`` and the driver
+The rewriters write every label as exactly ``__FFCC_LABEL(i, (PRED));`` and the driver
 owns what ``__FFCC_LABEL`` means (labels.py).  Pruning never edits label statements: it puts
-a different ``#define __FFCC_LABEL`` in front of the same annotated text:
+a different ``#define __FFCC_LABEL`` in front of the same annotated text, each one a branch
+on the predicate:
 
-* markers (fast method): ``MARK_T(i); else MARK_F(i)``, so each label's then-branch and
-  else-branch carry a distinct assembler comment that only dead code loses;
+* markers (fast method): ``if (p) MARK_T(i); else MARK_F(i)``, so each label's then-branch
+  and else-branch carry a distinct assembler comment that only dead code loses;
 * probe (gccdiff, seed 004 §5): label ``k`` alone prints, every other label is empty; the
-  negated probe prints when label ``k``'s predicate is false (``((void)0); else print``);
+  negated probe prints when label ``k``'s predicate is false (``if (p) ; else print``);
 * empty: no label does anything, the unit as if it had no labels (the gccdiff baseline).
 
-``MARK_T(i); else MARK_F(i)`` and the negated probe are only well-formed C where the label
-statement is the whole then-branch of an ``if`` without an ``else``: anywhere else (a block,
-an existing ``else``, a loop body) the compile fails, so a unit that compiles in marker mode
-is a unit whose labels all have that shape.  ``check_label_uses`` adds the cheap text check
-that every label index is used exactly once, as ``__FFCC_LABEL(i);``.
+``check_label_uses`` checks the text first: every label index used exactly once, as a
+statement ``__FFCC_LABEL(i, (PRED));`` whose predicate is one parenthesised argument.
 
 Laundering (rewriters/opaque.py) hides the values a label reads from the optimiser, so that
 it cannot relate labels to undefined behaviour of the program in the *built* binary.  For
@@ -37,12 +35,12 @@ TRIVIAL = "trivial"
 # rewriters/opaque.launder: __asm__ volatile("" : "+r"(__ffcc_x)); or with "+m" operands
 _LAUNDER_OPERAND = r'"\+[rm]"\(__ffcc_\w+\)'
 LAUNDER = re.compile(rf'__asm__ volatile\(""\s*:\s*{_LAUNDER_OPERAND}(?:\s*,\s*{_LAUNDER_OPERAND})*\s*\);')
-LABEL_USE = re.compile(r"\b__FFCC_LABEL\((\d+)\)(;?)")
+LABEL_USE = re.compile(r"\b__FFCC_LABEL\((\d+), ")
 MARKER = re.compile(r"ffcc:([TF]):(\d+)(?!\d)")  # clang prints the comment as "#ffcc:T:3"
 
-MARKER_MACRO = ('#define __FFCC_LABEL(i) __asm__ volatile("/*ffcc:T:" #i "*/"); '
+MARKER_MACRO = ('#define __FFCC_LABEL(i, p) if (p) __asm__ volatile("/*ffcc:T:" #i "*/"); '
                 'else __asm__ volatile("/*ffcc:F:" #i "*/")')
-EMPTY_MACRO = "#define __FFCC_LABEL(i) ((void)0)"
+EMPTY_MACRO = "#define __FFCC_LABEL(i, p) if (p) ((void)0)"
 
 
 class LabelShapeError(FfccError):
@@ -56,7 +54,7 @@ def probe_macro(index: int, negated: bool = False) -> str:
     ones, so a dead printf("...") would still shift the other strings of the object."""
     probe = f"((i) == {index} ? __ffcc_probe_print({index}) : (void)0)"
     body = f"((void)0); else {probe}" if negated else probe
-    return f"void __ffcc_probe_print(int);\n#define __FFCC_LABEL(i) {body}"
+    return f"void __ffcc_probe_print(int);\n#define __FFCC_LABEL(i, p) if (p) {body}"
 
 
 def neutralise_laundering(text: str) -> tuple[str, int]:
@@ -65,12 +63,43 @@ def neutralise_laundering(text: str) -> tuple[str, int]:
 
 
 def check_label_uses(text: str, count: int) -> None:
-    """Every index 0..count-1 used once, as a statement ``__FFCC_LABEL(i);``."""
-    uses = LABEL_USE.findall(text)
-    indices = sorted(int(index) for index, _ in uses)
-    if indices != list(range(count)) or not all(semicolon for _, semicolon in uses):
-        raise LabelShapeError(f"label statements are not `if (PRED) __FFCC_LABEL(i);` "
+    """Every index 0..count-1 used once, as a statement ``__FFCC_LABEL(i, (PRED));``."""
+    uses = [(int(use.group(1)), _is_statement(text, use.end())) for use in LABEL_USE.finditer(text)]
+    indices = sorted(index for index, _ in uses)
+    if indices != list(range(count)) or not all(statement for _, statement in uses):
+        raise LabelShapeError(f"label statements are not `__FFCC_LABEL(i, (PRED));` "
                               f"({len(uses)} uses for {count} labels)")
+
+
+def _is_statement(text: str, start: int) -> bool:
+    """Whether ``text[start:]`` is one parenthesised argument, then ``);``."""
+    end = _group_end(text, start)
+    return end is not None and text.startswith(");", end)
+
+
+def _group_end(text: str, start: int) -> int | None:
+    """The index after the parenthesised group at ``start``, skipping string and character
+    literals; None when there is no such group."""
+    if not text.startswith("(", start):
+        return None
+    depth, position, quote = 0, start, ""
+    while position < len(text):
+        char = text[position]
+        if quote:
+            if char == "\\":
+                position += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return position + 1
+        position += 1
+    return None
 
 
 def variant(text: str, macro: str, source: str) -> str:

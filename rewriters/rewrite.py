@@ -14,7 +14,7 @@ and read temporaries only; loops re-run them on every evaluation of the conditio
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
        __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1));
-       if (c0 == 1 && c1 == 1) __FFCC_LABEL(0); ...; d; })
+       __FFCC_LABEL(0, (c0 == 1 && c1 == 1)); ...; d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
 for the label; otherwise both are first stored in temporaries, in order. C leaves the order of
@@ -24,7 +24,7 @@ what the program computes (``order_exposed``)::
 
     ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
        __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));
-       if (KILL(o0, o1)) __FFCC_LABEL(3); t0 OP t1; })
+       __FFCC_LABEL(3, (KILL(o0, o1))); t0 OP t1; })
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
 read, are laundered in place; operands the original also uses are copied, and the copies laundered;
@@ -50,7 +50,12 @@ PLACEHOLDER = re.compile(r"\$\{?([_A-Za-z][_A-Za-z0-9]*)")
 def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str | None = None,
                      constant: frozenset[str] = frozenset(),
                      in_memory: frozenset[str] = frozenset()) -> str:
-    """``if (PRED) __FFCC_LABEL(i);`` for each label, placeholders bound to opaque ``values``.
+    """``__FFCC_LABEL(i, (PRED));`` for each label, placeholders bound to opaque ``values``.
+
+    This is the one shape every label has: the driver decides what it compiles to (a branch
+    to a hit, or a branch-free update of the label's slot; instrument/labels.py), so the
+    predicate is one macro argument, parenthesised so that its commas (compound literals,
+    builtins) stay inside it.
 
     Placeholders in ``constant`` are read as they are. The others are laundered in place when
     ``copy_prefix`` is None (label-private integers), else copied to ``<copy_prefix><name>``
@@ -66,7 +71,7 @@ def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str |
                           {f"{copy_prefix}{name}" for name in in_memory})
         values = {**values, **{name: f"{copy_prefix}{name}" for name in used}}
     statements = " ".join(
-        f"if ({Template(request.code).substitute(values)}) __FFCC_LABEL({index});"
+        f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
         for index, request in labels
     )
     return f"{prologue} {statements}" if prologue else statements

@@ -8,8 +8,10 @@
  * ASLR), hashed into a 64 KiB region and combined AFL-style as prev ^ cur.
  *
  * Labels: each instrumented unit reserves bytes in section __ffcc_labels; the
- * section's size is the label region's size, and __ffcc_label_area points at
- * the label region of the current map. */
+ * section's size is the label region's size.  A label counts at its byte's
+ * address plus __ffcc_label_delta, which moves it into the label region of the
+ * current map, and reads its retirement byte at its byte's address plus
+ * __ffcc_retire_delta (instrument/labels.py writes the label code). */
 #define _GNU_SOURCE
 #include "ffcc_protocol.h"
 #include "ffcc_names.h"
@@ -30,9 +32,11 @@ static uint8_t boot_area[FFCC_DEFAULT_MAP_SIZE];
 FFCC_HIDDEN uint8_t *__ffcc_area = boot_area;
 FFCC_HIDDEN ffcc_map_t ffcc_map;
 
-/* Label bodies index this pointer by slot.  Before the map is attached it
- * points at the label section itself, which is exactly as large. */
-FFCC_HIDDEN uint8_t *__ffcc_label_area = __start___ffcc_labels;
+/* Before the map is attached both are 0: labels count in the label section
+ * itself and read their own counts as retirement bytes (hits before the map
+ * exists are nobody's coverage). */
+FFCC_HIDDEN uintptr_t __ffcc_label_delta;
+FFCC_HIDDEN uintptr_t __ffcc_retire_delta;
 
 static uint32_t label_bytes(void) {
   if (!__start___ffcc_labels || !__stop___ffcc_labels) return 0;
@@ -97,20 +101,31 @@ FFCC_HIDDEN uint32_t ffcc_map_size(void) {
   return edge_region() + FFCC_ALIGN_UP(label_bytes());
 }
 
-static void point_hooks_at(uint8_t *area) {
-  __ffcc_area = area;
-  if (ffcc_map.label_size) __ffcc_label_area = area + ffcc_map.edge_size;
+static uintptr_t label_delta(const uint8_t *region) {
+  return (uintptr_t)region - (uintptr_t)__start___ffcc_labels;
 }
 
-/* The fuzzer's segment, if it is large enough for this binary. */
-static uint8_t *shared_area(uint32_t needed) {
-  const char *id = getenv(FFCC_ENV_SHM_ID);
+static void point_hooks_at(uint8_t *area) {
+  __ffcc_area = area;
+  if (ffcc_map.label_size) __ffcc_label_delta = label_delta(area + ffcc_map.edge_size);
+}
+
+/* The fuzzer's segment named by environment variable `name`, if it is large
+ * enough. */
+static uint8_t *shared_area(const char *name, uint32_t needed, int flags) {
+  const char *id = getenv(name);
   if (!id) return NULL;
   int shm_id = atoi(id);
   struct shmid_ds info;
   if (shmctl(shm_id, IPC_STAT, &info) != 0 || info.shm_segsz < needed) return NULL;
-  void *p = shmat(shm_id, NULL, 0);
+  void *p = shmat(shm_id, NULL, flags);
   return p == (void *)-1 ? NULL : p;
+}
+
+/* The fuzzer's retirement bytes, else zeros: every label counts. */
+static void attach_retirement(void) {
+  uint8_t *region = shared_area(FFCC_ENV_RETIRE_SHM_ID, ffcc_map.label_size, SHM_RDONLY);
+  __ffcc_retire_delta = label_delta(region ? region : private_area(ffcc_map.label_size));
 }
 
 FFCC_HIDDEN void ffcc_map_attach(void) {
@@ -118,11 +133,12 @@ FFCC_HIDDEN void ffcc_map_attach(void) {
   ffcc_map.edge_size = edge_region();
   ffcc_map.label_size = FFCC_ALIGN_UP(label_bytes());
   uint32_t size = ffcc_map.edge_size + ffcc_map.label_size;
-  uint8_t *area = shared_area(size);
+  uint8_t *area = shared_area(FFCC_ENV_SHM_ID, size, 0);
   ffcc_map.shared = area != NULL;
   if (!area) area = private_area(size);
   ffcc_map.area = area;
   point_hooks_at(area);
+  if (ffcc_map.label_size) attach_retirement();
 }
 
 FFCC_HIDDEN void ffcc_map_detach_to_scratch(void) {

@@ -16,6 +16,8 @@
 #define FFCC_ENV_BATCH_SHM_ID "__FFCC_BATCH_SHM_ID"
 /* ffcc's own: the comparison log of a --cmplog binary (ffcc_protocol.h). */
 #define FFCC_ENV_CMPLOG_SHM_ID "__FFCC_CMPLOG_SHM_ID"
+/* ffcc's own: the label retirement region a fuzzer offers (ffcc_protocol.h). */
+#define FFCC_ENV_RETIRE_SHM_ID "__FFCC_RETIRE_SHM_ID"
 #define FFCC_SIG_PERSISTENT "##SIG_AFL_PERSISTENT##"
 #define FFCC_SIG_DEFER "##SIG_AFL_DEFER_FORKSRV##"
 

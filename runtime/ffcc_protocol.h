@@ -38,6 +38,12 @@
  * so a fuzzer that knows the map size (from the hello) knows where every label
  * slot is.  ffcc.runtime.abi (runtime/abi.py) is the tools' one reader of these
  * headers and owner of that layout and database format.
+ *
+ * Label retirement: a fuzzer may offer a shared-memory segment of at least the
+ * label region's size (id in FFCC_ENV_RETIRE_SHM_ID), laid out as the label
+ * region: a non-zero byte at a label's slot retires that label, which then
+ * never counts again, in every process of the target from then on.  The
+ * target maps it read-only; without it every label counts.
  */
 #ifndef FFCC_PROTOCOL_H
 #define FFCC_PROTOCOL_H

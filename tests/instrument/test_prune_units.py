@@ -24,12 +24,12 @@ COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 # Label 0 infeasible (x*0 is never 1), 1 trivial, 2 kept, 3 dead (static, never called),
 # 4 decided only once the laundering of the copy of a constant is neutralised.
 UNIT = """
-static int unused(int v) { if (v > 1) __FFCC_LABEL(3); return v; }
+static int unused(int v) { __FFCC_LABEL(3, (v > 1)); return v; }
 int f(int x) {
-  if (x * 0 == 1) __FFCC_LABEL(0);
-  if ((unsigned)x * 0u == 0u) __FFCC_LABEL(1);
-  if (x > 3) __FFCC_LABEL(2);
-  int k = ({ COPY if (__ffcc_k != 7) __FFCC_LABEL(4); 7; });
+  __FFCC_LABEL(0, (x * 0 == 1));
+  __FFCC_LABEL(1, ((unsigned)x * 0u == 0u));
+  __FFCC_LABEL(2, (x > 3));
+  int k = ({ COPY __FFCC_LABEL(4, (__ffcc_k != 7)); 7; });
   return x + k;
 }
 """.replace("COPY", copies([("__ffcc_k", "7")]))
@@ -58,9 +58,10 @@ def test_neutralising_matches_what_the_rewriters_emit():
 
 
 def test_label_uses_must_be_whole_statements():
-    check_label_uses("if (a) __FFCC_LABEL(0); if (b) __FFCC_LABEL(1);", 2)
-    for bad in ("if (a) __FFCC_LABEL(0);", "x = __FFCC_LABEL(0), 1; if (b) __FFCC_LABEL(1);",
-                "if (a) __FFCC_LABEL(0); if (b) __FFCC_LABEL(0);"):
+    check_label_uses("__FFCC_LABEL(0, (a == ')')); __FFCC_LABEL(1, (f((T){1, 2}) > 0));", 2)
+    for bad in ("__FFCC_LABEL(0, (a));", "x = __FFCC_LABEL(0, (a)), 1; __FFCC_LABEL(1, (b));",
+                "__FFCC_LABEL(0, (a)); __FFCC_LABEL(0, (b));", "__FFCC_LABEL(0, a); "
+                "__FFCC_LABEL(1, (b));", "__FFCC_LABEL(0, (a) || (b)); __FFCC_LABEL(1, (b));"):
         with pytest.raises(LabelShapeError):
             check_label_uses(bad, 2)
 
@@ -68,7 +69,8 @@ def test_label_uses_must_be_whole_statements():
 def test_a_unit_in_another_shape_is_not_pruned():
     compiler = AnalysisCompiler(shutil.which(COMPILERS[0]), [], "unit.c")
     with pytest.raises(Exception, match="analysis compile"):
-        analyse(FAST, "int f(int x) { if (x) { __FFCC_LABEL(0); } return x; }", 1, compiler)
+        analyse(FAST, "int f(int x) { for (__FFCC_LABEL(0, (x)); x < 3; x++); return x; }", 1,
+                compiler)
 
 
 def test_analysis_flags_keep_the_preprocessor_and_replace_optimisation():
@@ -80,10 +82,12 @@ def test_analysis_flags_keep_the_preprocessor_and_replace_optimisation():
 def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
     records = [{"index": 0, "operator": "mcc"}, {"index": 1, "operator": "wm.ror.lt_le",
                                                   "pruned": "infeasible"}]
-    text = preamble(7, "u.c", records)
-    assert "#define __FFCC_LABEL_1 ((void)0)" in text
-    assert "#define __FFCC_LABEL_0 __FFCC_HIT(0)" in text
-    assert "#define __FFCC_LABEL(i) __FFCC_HIT(i)" in preamble(7, "u.c", records[:1])
+    for branch_free in (True, False):
+        text = preamble(7, "u.c", records, branch_free)
+        assert "#define __FFCC_LABEL_1(p) ((void)0)" in text
+        assert "#define __FFCC_LABEL_0(p) __FFCC_COUNT(0, p)" in text
+        assert "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)" in preamble(7, "u.c", records[:1],
+                                                                          branch_free)
     write_label_db(tmp_path / "prog", LabelDatabase(128, [
         {"id": 0, "slot": 12}, {"id": 1, "slot": 13}, {"id": 2, "slot": 90, "pruned": "trivial"}]))
     labels = LabelMap.load(tmp_path / "prog")

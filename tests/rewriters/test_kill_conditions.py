@@ -90,7 +90,7 @@ HEAD = r"""#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 static unsigned char hits[%(labels)d + 1];
-#define __FFCC_LABEL(i) { __asm__ volatile("" ::: "memory"); hits[i] = 1; }
+#define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
 #define __FFCC_TEMP
 """
 # What the annotated file declares before its functions.

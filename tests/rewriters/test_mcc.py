@@ -31,8 +31,8 @@ def test_one_label_per_reachable_combination(tmp_path):
     assert ann.labels[0].original == "x == y && a < b"
     assert ann.left_out == 0 and ann.bounded == []
     for i in range(3):
-        assert f"__FFCC_LABEL({i});" in ann.text
-    assert "if (__ffcc_0_c0 == 0) __FFCC_LABEL(2);" in ann.text
+        assert f"__FFCC_LABEL({i}, (" in ann.text
+    assert "__FFCC_LABEL(2, (__ffcc_0_c0 == 0));" in ann.text
 
 
 def test_a_chain_of_n_atoms_gets_n_plus_one_labels(tmp_path):

@@ -1,0 +1,104 @@
+"""The label shape the driver compiles for ffcc's runtime (branch-free, instrument/labels.py)
+lights exactly the labels whose predicates hold, as often as they hold, at every -O level
+with gcc and clang: the same slots and counts as the reference build (the annotated text
+under the test preamble, plain C), and a label its retirement byte retires stays 0.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+from pathlib import Path
+
+import pytest
+from forkserver_client import ForkServer, SharedMap, hello_map_size
+from helpers import REPO, ffcc, sample_inputs, sample_sources
+from rewriter_harness import build, run
+
+from ffcc.rewriters import LabelOptions, annotate
+from ffcc.rewriters.operators import WM_GROUPS
+from ffcc.runtime.abi import NAMES, label_region_start, read_label_db
+
+COMPILERS = [cc for cc in ("gcc", "clang") if shutil.which(cc)]
+LEVELS = ("-O0", "-O1", "-O2", "-O3")
+SAMPLE = "boundaries"  # labels in loops, at boundaries, some reached only by crashing inputs
+
+
+def build_sample(tmp_path: Path, cc: str, level: str) -> Path:
+    out = tmp_path / f"{cc}{level}"
+    ffcc(f"--cc={cc}", "--mcc", "--wm", level, "-o", f"{out}/", *sample_sources(SAMPLE), cwd=REPO)
+    return out / SAMPLE
+
+
+def label_counts(program: Path, inputs: list[Path], retire: dict[int, int] | None = None
+                 ) -> list[dict[int, int]]:
+    """Per input, label id -> its slot's count; ``retire``: slot -> retirement byte."""
+    database = read_label_db(program)
+    case = program.parent / "input"
+    env, region = {}, None
+    if retire is not None:
+        region = SharedMap(database.label_region)
+        region.clear()
+        for slot, value in retire.items():
+            ctypes.memset(region.addr + slot, value, 1)
+        env[NAMES["FFCC_ENV_RETIRE_SHM_ID"]] = str(region.id)
+    server = ForkServer([str(program), str(case)], env=env)
+    try:
+        start = label_region_start(hello_map_size(server.hello), database.label_region)
+        counts = []
+        for path in inputs:
+            case.write_bytes(path.read_bytes())
+            trace = server.run().map
+            counts.append({label["id"]: trace[start + label["slot"]] for label in database.labels
+                           if trace[start + label["slot"]]})
+        return counts
+    finally:
+        server.close()
+        if region is not None:
+            region.close()
+
+
+def reference_labels(tmp_path: Path, inputs: list[Path]) -> list[set[int] | None]:
+    """Per input, the labels the annotated text lights under the test preamble (gcc -O0);
+    None for an input that crashes (the test preamble writes its hits at exit)."""
+    (source,) = sample_sources(SAMPLE)
+    annotation = annotate(str(REPO / source), [], LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
+    binary = build(tmp_path, annotation.text, COMPILERS[0], "-O0", "reference")
+    lit = []
+    for path in inputs:
+        copy = tmp_path / "reference-input"
+        copy.write_bytes(path.read_bytes())
+        done = run(binary, [str(copy)])
+        lit.append(done.hits if done.status == 0 else None)
+    return lit
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory) -> tuple[list[Path], list[dict[int, int]]]:
+    tmp_path = tmp_path_factory.mktemp("forms")
+    inputs = sample_inputs(SAMPLE)
+    counts = label_counts(build_sample(tmp_path, COMPILERS[0], "-O0"), inputs)
+    reference = reference_labels(tmp_path, inputs)
+    assert sum(lit is not None for lit in reference) >= 3
+    assert [set(c) if lit is not None else None for c, lit in zip(counts, reference)] == \
+        reference, "the branch-free labels light what the predicates say"
+    assert any(count > 1 for c in counts for count in c.values()), "labels in loops count up"
+    return inputs, counts
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_labels_light_exactly_their_slots(cc, level, expected, tmp_path):
+    inputs, counts = expected
+    assert label_counts(build_sample(tmp_path, cc, level), inputs) == counts
+
+
+def test_a_retired_label_is_no_longer_written(expected, tmp_path):
+    inputs, counts = expected
+    program = build_sample(tmp_path, COMPILERS[-1], "-O2")
+    slots = {label["id"]: label["slot"] for label in read_label_db(program).labels}
+    lit = sorted(set().union(*counts))
+    retired = set(lit[::2])
+    got = label_counts(program, inputs, {slots[label]: 1 for label in retired})
+    assert got == [{k: v for k, v in c.items() if k not in retired} for c in counts]
+    assert label_counts(program, inputs, {}) == counts, "an all-zero region retires nothing"
