@@ -7,8 +7,10 @@ unit id (the linker may order the two sections differently under LTO or section 
 and writes ``<program>.labels.jsonl`` through ffcc.runtime.abi, which owns the file's name
 and format: a header record (format, version, label region size, label count), then one
 JSON line per label with id, slot, file, criterion, operator, line, column, function,
-original and predicate, and "pruned" with the reason when ``--prune`` removed the label's
-body (prune.py).  The label region is sized from the slot section as the runtime sizes it.
+original and predicate, "also" with the other operators whose objective the label is (where
+there are some: an MCC combination that is a COR mutant), and "pruned" with the reason when
+``--prune`` removed the label's body (prune.py).  The label region is sized from the slot
+section as the runtime sizes it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from collections import defaultdict, deque
 
 from ffcc.runtime import abi
 
-FIELDS = ("criterion", "operator", "file", "line", "column", "function", "original", "predicate",
-          "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning removed
+FIELDS = ("criterion", "operator", "also", "file", "line", "column", "function", "original",
+          "predicate", "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning
+# removed; "also": the other operators whose objective the label is, only where there are some
 
 
 def _sections(program: str) -> tuple[bytes, bytes]:

@@ -11,7 +11,7 @@ from .display import source_text, value_text, wrapped, written
 from .edits import EditConflict, EditSet
 from .logic import Decision
 from .macro_expansion import expand_macros
-from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest
+from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest, MergedLabel
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
 from .unit import ParseError, Unit
@@ -54,7 +54,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             criterion.apply(function, options, collector)
         left_out += collector.left_out_count
 
-    by_site = _group_unique(emitted)
+    by_site, also = _group_unique(emitted)
     edits = EditSet(unit.source)
     labels: list[Label] = []
     placed = 0
@@ -70,7 +70,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             by_site[id(site)] = (function, requests)
             continue
         placed += 1
-        labels += _records(unit, function, site, indexed)
+        labels += _records(unit, function, site, indexed, also)
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
@@ -111,23 +111,30 @@ def predicate_key(predicate: str) -> str:
 
 
 def _group_unique(requests: list[tuple[Function, LabelRequest]]
-                  ) -> dict[int, tuple[Function, list[LabelRequest]]]:
+                  ) -> tuple[dict[int, tuple[Function, list[LabelRequest]]], dict[int, list[str]]]:
     """Requests per site in emission order; a second request with the same key (by default
     its predicate) at the same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS
-    zero on ``x < 0``). Keys are first told apart without any parentheses or spaces (cheap,
-    and exact keys can only be equal where those are); only those that then look alike get
-    exact keys."""
+    zero on ``x < 0``): not a second label, but its operator is recorded with the first
+    request's (the second mapping, by ``id`` of the request kept). Keys are first told apart
+    without any parentheses or spaces (cheap, and exact keys can only be equal where those
+    are); only those that then look alike get exact keys."""
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
-    seen: defaultdict[tuple[int, str], list[str]] = defaultdict(list)
+    also: dict[int, list[str]] = {}
+    seen: defaultdict[tuple[int, str], list[tuple[str, LabelRequest]]] = defaultdict(list)
     for function, request in requests:
         site = id(request.site)
         key = request.key or request.predicate
         alike = seen[site, key.translate(_NO_PARENTHESES_OR_SPACE)]
-        if alike and predicate_key(key) in {predicate_key(k) for k in alike}:
+        exact = predicate_key(key) if alike else ""
+        kept = next((first for other, first in alike if predicate_key(other) == exact), None)
+        if kept is not None:
+            merged = also.setdefault(id(kept), [])
+            if request.operator is not kept.operator and request.operator.id not in merged:
+                merged.append(request.operator.id)
             continue
-        alike.append(key)
+        alike.append((key, request))
         by_site.setdefault(site, (function, []))[1].append(request)
-    return by_site
+    return by_site, also
 
 
 def _site_order(unit: Unit, site: Decision | Binop) -> tuple[int, int]:
@@ -144,18 +151,23 @@ def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed,
         rewrite_binop(edits, site, indexed, tag)
 
 
-def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed
-             ) -> list[Label]:
+def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,
+             also: dict[int, list[str]]) -> list[Label]:
     """The records of one placed site's labels; position and original text are the site's,
-    so they are worked out once, not once per label (a site has up to a dozen)."""
+    so they are worked out once, not once per label (a site has up to a dozen). A label whose
+    objective other operators share names them (``MergedLabel.also``)."""
     line, column = unit.line_col(unit.span(site.cursor)[0])
     original = source_text(unit, site.cursor) or site.text
     operands = {} if isinstance(site, Decision) else {
         "x0": value_text(unit, site.lhs) or site.lhs_text,
         "x1": value_text(unit, site.rhs) or site.rhs_text}
-    return [Label(index=index, criterion=request.operator.criterion,
-                  operator=request.operator.id, file=unit.path, line=line, column=column,
-                  function=function.name, original=original,
-                  predicate=written(request.predicate, operands) if operands
-                  else request.predicate)
-            for index, request in indexed]
+    labels = []
+    for index, request in indexed:
+        label = Label(index=index, criterion=request.operator.criterion,
+                      operator=request.operator.id, file=unit.path, line=line, column=column,
+                      function=function.name, original=original,
+                      predicate=written(request.predicate, operands) if operands
+                      else request.predicate)
+        merged = also.get(id(request))
+        labels.append(MergedLabel(**vars(label), also=tuple(merged)) if merged else label)
+    return labels

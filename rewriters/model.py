@@ -67,6 +67,16 @@ class Label:
 
 
 @dataclass(frozen=True)
+class MergedLabel(Label):
+    """A label that also stands for other operators' objectives at its site: their requests had
+    the same predicate (an MCC combination and a COR mutant; ROR and ABS on ``x < 0``), so it is
+    emitted once and each operator counts it. A subclass, not a field of every label, so that
+    only such records carry ``also``."""
+
+    also: tuple[str, ...]  # operator ids, each once, in emission order
+
+
+@dataclass(frozen=True)
 class BoundedDecision:
     """A decision whose MCC labels cover windows of ``window`` atoms, not whole combinations."""
 

@@ -261,6 +261,18 @@ def test_cor_mutants_that_are_mcc_combinations_are_emitted_once(tmp_path):
     # program skips b: no MCC combination has b there
     assert [l.operator for l in ann.labels if l.criterion == "wm"] == [
         "wm.cor.and_or", "wm.cor.and_rhs"]
+    # and_lhs is recorded with the MCC label it shares, so each operator counts it
+    shared = [(l.operator, l.predicate, l.also) for l in ann.labels if hasattr(l, "also")]
+    assert shared == [("mcc", "(a) && !(b)", ("wm.cor.and_lhs",))]
+
+
+def test_labels_shared_by_operators_name_them_all(tmp_path):
+    """One label per objective, every operator whose objective it is in its record."""
+    ann = annotate_code(tmp_path, "int f(int a) {\n  return a < 0;\n}\n", wm("ROR", "ABS"))
+    assert [(l.operator, getattr(l, "also", ())) for l in ann.labels] == [
+        ("wm.ror.lt_le", ("wm.abs.zero",)), ("wm.ror.lt_gt", ()), ("wm.ror.lt_eq", ()),
+        ("wm.ror.lt_ne", ("wm.abs.neg",)), ("wm.abs.abs", ())]
+    assert "also" not in vars(ann.labels[1])  # only shared labels carry the field
 
 
 @pytest.mark.parametrize("spelled, same", [
