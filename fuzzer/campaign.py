@@ -41,6 +41,7 @@ from ffcc.fuzzer.mask import empty_mask
 from ffcc.fuzzer.outdir import CRASH_README, OutputDir, QueueFile, parent_id
 from ffcc.fuzzer.phases import PhaseProgress
 from ffcc.fuzzer.queue import Focus, Queue, QueueEntry
+from ffcc.fuzzer.retire import Retirement
 from ffcc.fuzzer.scheduler import Scheduler, Selection, queue_hits
 from ffcc.fuzzer.seeds import auto_timeout_ms
 from ffcc.fuzzer.shadow import LOG_NAME, ShadowRow, append_row
@@ -59,6 +60,8 @@ NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 class Campaign:
     """One ffuzz run over one output directory, from seeds or resumed."""
+
+    retirement: Retirement | None = None  # --retire first: covered labels stop counting
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: LabelMap | None = None,
@@ -121,6 +124,7 @@ class Campaign:
         while not self.stopping():
             if self.sync is not None and self.sync.due():
                 self.sync_peers(self.sync)
+            self.retire_covered()
             selection = self.scheduler.next(self.queue, self.queue_hits(), self.rng)
             if selection is not None:
                 self.fuzz_one(selection)
@@ -458,7 +462,20 @@ class Campaign:
         hits = self.executor.branch_hits()
         if self._peer_hits is not None:
             hits = hits + self._peer_hits
-        return queue_hits(self.executor.virgin(), hits)
+        hits = queue_hits(self.executor.virgin(), hits)
+        return self.retirement.exclude(hits) if self.retirement is not None else hits
+
+    def retire_covered(self) -> None:
+        """Retire the labels the queue covers; an entry that hit one gets the checksum its
+        trace has from now on (trimming and input-to-state compare traces with it)."""
+        if self.retirement is None:
+            return
+        retired = self.retirement.retire_covered(self.executor.virgin())
+        if not len(retired):
+            return
+        for entry in self.queue:
+            if np.isin(retired, entry.edges).any():
+                entry.checksum = self.executor.calibrate(entry.data, 1, False).checksum
 
     def phase_progress(self) -> PhaseProgress:
         now, progress = time.time(), self.progress

@@ -3,7 +3,8 @@
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D] [-c PROG_CMPLOG]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
-          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [-j N] -- prog [args] @@
+          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire first|never]
+          [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
 -c is AFL++'s: input-to-state on each new entry with a `ffcc --cmplog` build (cmplog.py).
@@ -19,7 +20,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from ffcc.fuzzer.launcher import launch
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.phases import DEFAULT_POLICY, parse_policy
 from ffcc.fuzzer.report_cli import SUBCOMMANDS
+from ffcc.fuzzer.retire import POLICIES, Retirement
 from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
 from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.state import load as load_state
@@ -107,6 +109,8 @@ def parse_memory(text: str) -> int:
 @click.option("--phase-switch", default=DEFAULT_POLICY, show_default=True,
               help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
                    "time:S; the first that holds).")
+@click.option("--retire", type=click.Choice(POLICIES), default="first", show_default=True,
+              help="When a label stops counting: once the queue covers it, or never.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -116,7 +120,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
-            labels_binary: Path | None, phase_switch: str, jobs: int | None,
+            labels_binary: Path | None, phase_switch: str, retire: str, jobs: int | None,
             cmplog: str | None, target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     if jobs is not None and jobs > 1:
@@ -140,7 +144,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
         hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
-        labels_binary=labels_binary,
+        labels_binary=labels_binary, retire=retire,
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
 
@@ -200,11 +204,14 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
     bind_to_free_cpu()
     try:
         write_setup_files(outdir.root, list(config.argv), list(config.target_argv))
-        executor = NativeExecutor(command_line, outdir.cur_input,
-                                  config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
-                                  config.mem_limit_mb,
-                                  show_child_output=bool(os.environ.get("AFL_DEBUG_CHILD")),
-                                  crash_exitcode=_crash_exitcode(), batches=config.batches)
+        labels = LabelMap.load(command_line.binary)
+        retirement = Retirement.for_target(config.retire, labels)
+        with retirement.exported() if retirement is not None else nullcontext():
+            executor = NativeExecutor(command_line, outdir.cur_input,
+                                      config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
+                                      config.mem_limit_mb,
+                                      show_child_output=bool(os.environ.get("AFL_DEBUG_CHILD")),
+                                      crash_exitcode=_crash_exitcode(), batches=config.batches)
         executor.add_tokens(tokens)
         status = make_status()
         if opening is not None:
@@ -215,7 +222,8 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
         cmplog = open_cmplog(config, command_line, outdir.cur_input, executor)
         try:
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
-                                LabelMap.load(command_line.binary), cmplog=cmplog)
+                                labels, cmplog=cmplog)
+            campaign.retirement = retirement
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
             return Ended(campaign.phase_over, executor.counters().execs)
@@ -224,6 +232,8 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
             if cmplog is not None:
                 cmplog.close()
             executor.close()
+            if retirement is not None:
+                retirement.close()
     finally:
         outdir.close()
 

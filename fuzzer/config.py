@@ -41,6 +41,7 @@ class Config:
     labels_binary: Path | None = None  # --labels-binary: phase 2's build (phases.py)
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary
+    retire: str = "first"           # --retire: when a covered label stops counting (retire.py)
 
     @property
     def instance(self) -> str:

@@ -135,7 +135,7 @@ def _slot(delta: str) -> str:
 # bytes are nothing the program reads, so the compiler keeps the program's values in
 # registers across it (a C store through an ``unsigned char *`` could alias anything, and
 # compiled label-dense units twice as slowly).  Elsewhere it is the same update in C.
-_COUNT = (
+COUNT_FORM = (
     "#if defined(__x86_64__) || defined(__i386__)\n"
     "#define __FFCC_COUNT(i, p) __asm__ volatile(\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
     "cmpb $0, (%[retired])\\n\\tjne 1f\\n\\taddb $1, (%[slot])\\n\\tadcb $0, (%[slot])\\n1:\" "
@@ -157,6 +157,7 @@ _BRANCH = (
     "  *slot = (unsigned char)(*slot + 1 + (*slot == 255));\n}\n"
     "#define __FFCC_COUNT(i, p) if (p) do { __asm__ volatile(\"\" ::: \"memory\"); "
     "__ffcc_hit(i); } while (0)\n")
+BRANCH_FORM = _HIT_ATTRIBUTES + _BRANCH
 
 
 def _label_macros(records: list[dict]) -> str:
@@ -202,7 +203,7 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         deltas +
         f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count}] "
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
-        + TEMP_DEFINITION + (_COUNT if branch_free else _HIT_ATTRIBUTES + _BRANCH)
+        + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
         + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")

@@ -6,12 +6,15 @@ import subprocess
 from dataclasses import fields, replace
 from pathlib import Path
 
+import numpy as np
+from forkserver_client import ForkServer, hello_map_size
 from fuzz_targets import ffuzz_env
 from helpers import REPO, ffcc, sample_sources
 from test_fuzz_campaign import FakeExecutor, campaign_run
 from test_resume import resume_campaign
 
 from ffcc.fuzzer.labels import LabelMap, LabelSite
+from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM
 from ffcc.fuzzer.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.stats import Snapshot
 from ffcc.fuzzer.status import summary_line, target_text
@@ -113,18 +116,86 @@ def read_stats(out: Path) -> dict[str, str]:
 
 
 # In 20,000-execution campaigns on this build (--seed 1, 2, 3), 6 of 20-24 target selections
-# were labels; when the lowest map index won ties, none of 13-22 were.
+# were labels; when the lowest map index won ties, none of 13-22 were.  Covered labels stay
+# in the rarity computation (--retire never): a retired label is no target.
 LABEL_DENSE_EXECS = "20000"
 
 
 def test_a_fairfuzz_campaign_on_a_label_dense_build_aims_at_labels(tmp_path) -> None:
-    ffcc("--mcc", "--wm", "-o", f"{tmp_path}/build/", *sample_sources("temperature"), cwd=REPO)
+    ffcc("--mcc", "--wm", "-O2", f"--keep-annotated={tmp_path}/annotated", "-o",
+         f"{tmp_path}/build/", *sample_sources("temperature"), cwd=REPO)
+    binary = tmp_path / "build/temperature"
     out = tmp_path / "out"
     done = subprocess.run(["ffuzz", "-i", str(REPO / "samples/temperature/seeds"), "-o",
-                           str(out), "-E", LABEL_DENSE_EXECS, "--seed", "1", "--",
-                           str(tmp_path / "build/temperature"), "@@"],
+                           str(out), "-E", LABEL_DENSE_EXECS, "--seed", "1", "--retire", "never",
+                           "--", str(binary), "@@"],
                           capture_output=True, text=True, timeout=600, env=ffuzz_env())
     assert done.returncode == 0, done.stderr[-2000:]
     stats = read_stats(out)
     assert int(stats["targets_labels"]) > 0, stats
     assert int(stats["targets_selected"]) >= int(stats["targets_labels"])
+    queue = sorted((out / "default/queue").glob("id:*"))
+    (annotated,) = (tmp_path / "annotated").rglob("temperature.c")
+    # The same predicates, each computed into a register and not counted; then as branches.
+    uncounted, branches = (rebuild(annotated, tmp_path / name, definition) for name, definition
+                           in (("uncounted", '#define __FFCC_COUNT(i, p) '
+                                '__asm__ volatile("" :: "r"((unsigned char)!!(p)))\n'),
+                               ("branches", BRANCH_FORM)))
+    labels = LabelMap.load(binary)  # the rebuilt units have the same slots, no database
+    assert labels is not None
+    program_edges = edge_patterns(uncounted, labels, queue, tmp_path)
+    assert twin_patterns(binary, labels, queue, tmp_path) <= program_edges, \
+        "counting adds no edge that counts as a label does"
+    assert not twin_patterns(branches, labels, queue, tmp_path) <= program_edges, \
+        "labels as branches have twin edges: the check sees them"
+
+
+def rebuild(annotated: Path, directory: Path, definition: str) -> Path:
+    """The annotated unit built again with another definition of what a label does."""
+    directory.mkdir()
+    source = directory / "temperature.c"
+    text = annotated.read_text()
+    assert COUNT_FORM in text
+    source.write_text(text.replace(COUNT_FORM, definition))
+    ffcc("-O2", "-o", f"{directory}/", str(source))
+    return directory / "temperature"
+
+
+def replay(binary: Path, queue: list[Path], tmp_path: Path) -> np.ndarray:
+    """Hit counts per queue entry (rows) and map index (columns)."""
+    case = tmp_path / "replay"
+    server = ForkServer([str(binary), str(case)], map_size=1 << 20)
+    try:
+        map_size = hello_map_size(server.hello)
+        assert map_size is not None and map_size <= 1 << 20
+        rows = []
+        for entry in queue:
+            case.write_bytes(entry.read_bytes())
+            rows.append(np.frombuffer(server.run().map[:map_size], np.uint8))
+    finally:
+        server.close()
+    return np.stack(rows)
+
+
+def patterns(columns: np.ndarray) -> set[bytes]:
+    """The distinct hit-count columns (over the queue) of the map indices some entry hits."""
+    return {column.tobytes() for column in columns.T if column.any()}
+
+
+def edge_patterns(binary: Path, labels: LabelMap, queue: list[Path], tmp_path: Path
+                  ) -> set[bytes]:
+    hits = replay(binary, queue, tmp_path)
+    return patterns(hits[:, :labels.region_start(hits.shape[1])])
+
+
+def twin_patterns(binary: Path, labels: LabelMap, queue: list[Path], tmp_path: Path
+                  ) -> set[bytes]:
+    """The labels' hit-count columns over the queue that some edge of the same build has.
+    A label that means a branch of the program (MCC of a one-condition decision, ``n >= 4``
+    against ``n != 4`` where the program branches on n == 4) has one whatever labels compile
+    to, as long as the predicates are computed: what counts is whether counting adds one."""
+    hits = replay(binary, queue, tmp_path)
+    start = labels.region_start(hits.shape[1])
+    lit = patterns(hits[:, labels.map_indices(hits.shape[1])])
+    assert len(queue) > 3 and len(lit) > 10
+    return lit & patterns(hits[:, :start])

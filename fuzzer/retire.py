@@ -1,0 +1,106 @@
+"""Label retirement: a covered label stops costing the campaign.
+
+The fuzzer offers the target a shared-memory segment laid out as the label region
+(ffcc_protocol.h, Label retirement; its id in FFCC_ENV_RETIRE_SHM_ID).  A label reads its
+byte before it counts: once the campaign sets that byte, the label never writes its slot
+again, in the running forkserver, its batches and every later child, with no Python per
+execution.  The campaign retires the labels its queue has covered (``--retire first``,
+the default) between queue entries: they leave FairFuzz's rarity computation (a label
+that no longer counts would look rarer and rarer), and their coverage stays recorded in
+the virgin map, the queue entries and every report.  A target without ffcc's runtime
+(AFL++'s) never maps the segment, and every label of a target that does not find it
+counts.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.labels import LabelMap
+from ffcc.runtime.abi import NAMES
+
+ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
+POLICIES = ("first", "never")  # retire a label when the queue first covers it, or never
+_IPC_PRIVATE, _IPC_CREAT, _IPC_EXCL, _IPC_RMID = 0, 0o1000, 0o2000, 0
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)
+_libc.shmat.restype = ctypes.c_void_p
+_libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
+_libc.shmctl.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
+_libc.shmdt.argtypes = (ctypes.c_void_p,)
+
+
+class Retirement:
+    """The retirement segment of one labelled target, and which labels it retired."""
+
+    def __init__(self, labels: LabelMap) -> None:
+        self.labels = labels
+        self._slots = np.flatnonzero([site is not None for site in labels.sites])
+        self.retired = np.zeros(len(self._slots), dtype=bool)
+        self._label_indices = self._slots  # map indices, once the map's size is known
+        size = max(labels.region_size, 1)
+        self.shm_id = _libc.shmget(_IPC_PRIVATE, size, _IPC_CREAT | _IPC_EXCL | 0o600)
+        if self.shm_id < 0:
+            raise FuzzerError(f"cannot allocate the label retirement segment: "
+                              f"{os.strerror(ctypes.get_errno())}")
+        address = _libc.shmat(self.shm_id, None, 0)
+        _libc.shmctl(self.shm_id, _IPC_RMID, None)  # freed with its last attachment
+        if address in (None, ctypes.c_void_p(-1).value):
+            raise FuzzerError(f"cannot attach the label retirement segment: "
+                              f"{os.strerror(ctypes.get_errno())}")
+        self._address: int | None = address
+        self.region = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+
+    @classmethod
+    def for_target(cls, policy: str, labels: LabelMap | None) -> Retirement | None:
+        """The segment for a labelled target under ``policy``; None when nothing retires."""
+        if policy == "never" or labels is None or not labels.count:
+            return None
+        return cls(labels)
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Map indices of the retired labels."""
+        return self._label_indices[self.retired]
+
+    def retire_covered(self, virgin: np.ndarray) -> np.ndarray:
+        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff);
+        the map indices of those retired now."""
+        self._label_indices = self._slots + self.labels.region_start(len(virgin))
+        newly = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        self.region[self._slots[newly]] = 1
+        self.retired |= newly
+        return self._label_indices[newly]
+
+    def exclude(self, hits: np.ndarray) -> np.ndarray:
+        """FairFuzz's rarity input without the retired labels (a zero count is no branch)."""
+        if not self.retired.any():
+            return hits
+        hits = hits.copy()
+        hits[self.indices] = 0
+        return hits
+
+    @contextmanager
+    def exported(self) -> Iterator[None]:
+        """The segment's id in the environment a target started now inherits."""
+        previous = os.environ.get(ENV_NAME)
+        os.environ[ENV_NAME] = str(self.shm_id)
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ[ENV_NAME]
+            else:
+                os.environ[ENV_NAME] = previous
+
+    def close(self) -> None:
+        if self._address is not None:
+            del self.region
+            _libc.shmdt(self._address)
+            self._address = None
