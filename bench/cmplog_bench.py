@@ -1,13 +1,20 @@
 """Input-to-state: ffuzz -c against afl-fuzz -c, and what -c costs where it finds nothing.
 
     python bench/cmplog_bench.py magic    [--seconds 60] [--runs 3]
+    python bench/cmplog_bench.py zlib     [--seconds 60] [--runs 3]
     python bench/cmplog_bench.py overhead [--seconds 60] [--runs 3]
 
 magic:    samples/magic for --seconds, --runs times, ffuzz -c (ffcc and ffcc --cmplog
-          builds) and afl-fuzz -c (afl-clang-fast, and AFL_LLVM_CMPLOG=1 afl-clang-fast),
-          alternating which goes first.  Per run: crashes saved, seconds to the first one
-          (from its file name's time:), and edges of the queue and crashes replayed on the
-          ffcc build (so both count the same build's edges).
+          builds) and afl-fuzz -c 0 (on an AFL_LLVM_CMPLOG=1 afl-clang-fast build: with a
+          separate -c binary, AFL++ 4.04c here never solved even a lone 32-bit magic in a
+          program reading @@, with -c 0 it does), alternating which goes first.  Per run:
+          crashes saved, seconds to the first one (from its file name's time:), and edges
+          of the queue and crashes replayed on the ffcc build (both count the same build's
+          edges).
+zlib:     the same on Debian's zlib (bench/projects.py fetches its sources): a harness that
+          inflates its input with gzip or zlib header detection (magic bytes, method,
+          flags, header CRC, trailer CRC-32 and length); seeds made by Python's gzip and
+          zlib modules.
 overhead: executions per second of ffuzz -c / ffuzz, alternating, median ratio and spread,
           on two programs whose coverage keeps growing (so the cmplog stage runs on every
           new entry): "length" branches on the input's length only, so the stage finds
@@ -15,21 +22,32 @@ overhead: executions per second of ffuzz -c / ffuzz, alternating, median ratio a
           bytes); "hashed" branches on hashes of byte pairs, where colorization's random
           bytes keep finding new hashes, so the stage is busy (and finds entries).
 
+No fuzzer is bound to a CPU (AFL_NO_AFFINITY): on a shared machine afl-fuzz finds none free.
 Work files go to bench/.work/.
 """
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import statistics
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from bench.fuzz_bench import ENV, WORK, campaign, corpus_edges, execs_per_sec, spread  # noqa: E402
+from bench.fuzz_bench import (  # noqa: E402
+    ENV,
+    RIVAL_ENV,
+    WORK,
+    campaign,
+    corpus_edges,
+    execs_per_sec,
+    spread,
+)
 
 MAGIC = REPO / "samples" / "magic"
 
@@ -77,22 +95,70 @@ int main(int argc, char **argv) {
 """
 
 
-def build(command: list[str], source: Path, output: Path, env: dict[str, str] = ENV) -> Path:
+ZLIB_HARNESS = r"""
+#include <stdio.h>
+#include <string.h>
+#include "zlib.h"
+int main(int argc, char **argv) {
+  static unsigned char in[65536], out[65536];
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  size_t n = fread(in, 1, sizeof in, f);
+  z_stream s;
+  memset(&s, 0, sizeof s);
+  if (inflateInit2(&s, 15 + 32) != Z_OK) return 1; /* gzip or zlib header */
+  s.next_in = in;
+  s.avail_in = (uInt)n;
+  int rc;
+  do {
+    s.next_out = out;
+    s.avail_out = sizeof out;
+    rc = inflate(&s, Z_NO_FLUSH);
+  } while (rc == Z_OK && (s.avail_in > 0 || s.avail_out == 0));
+  inflateEnd(&s);
+  return rc == Z_STREAM_END ? 0 : 3;
+}
+"""
+ZLIB_SOURCES = ("adler32.c", "crc32.c", "inflate.c", "inftrees.c", "inffast.c", "zutil.c")
+
+
+def build(command: list[str], sources: list[Path], output: Path, flags: tuple[str, ...] = (),
+          env: dict[str, str] = ENV) -> Path:
     output.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([*command, "-O2", "-o", str(output), str(source)], check=True,
-                   capture_output=True, env={**env, "AFL_QUIET": "1"})
+    subprocess.run([*command, "-O2", *flags, "-o", str(output), *map(str, sources)],
+                   check=True, capture_output=True, env={**env, "AFL_QUIET": "1"})
     return output
 
 
-def magic_builds() -> dict[str, Path]:
-    source, out = MAGIC / "magic.c", WORK / "cmplog-magic"
+def rival_builds(sources: list[Path], out: Path, flags: tuple[str, ...] = ()) -> dict[str, Path]:
+    """ffcc and afl-clang-fast builds of a program, each also with comparison logging."""
     return {
-        "ffcc": build(["ffcc"], source, out / "ffcc"),
-        "ffcc-cmplog": build(["ffcc", "--cmplog"], source, out / "ffcc-cmplog"),
-        "afl": build(["afl-clang-fast"], source, out / "afl"),
-        "afl-cmplog": build(["afl-clang-fast"], source, out / "afl-cmplog",
+        "ffcc": build(["ffcc"], sources, out / "ffcc", flags),
+        "ffcc-cmplog": build(["ffcc", "--cmplog"], sources, out / "ffcc-cmplog", flags),
+        "afl": build(["afl-clang-fast"], sources, out / "afl", flags),
+        "afl-cmplog": build(["afl-clang-fast"], sources, out / "afl-cmplog", flags,
                             {**ENV, "AFL_LLVM_CMPLOG": "1"}),
     }
+
+
+def zlib_setup() -> tuple[dict[str, Path], Path]:
+    """zlib's inflate harness, built four ways, and its seeds."""
+    from bench.projects import ZLIB, fetch
+
+    tree = fetch(ZLIB)
+    out = WORK / "cmplog-zlib"
+    out.mkdir(parents=True, exist_ok=True)
+    harness = out / "inflate_harness.c"
+    harness.write_text(ZLIB_HARNESS)
+    builds = rival_builds([harness, *(tree / name for name in ZLIB_SOURCES)], out,
+                          ("-I", str(tree)))
+    seeds = out / "seeds"
+    seeds.mkdir(exist_ok=True)
+    text = b"magic numbers, checksums and lengths guard every compressed stream\n" * 3
+    (seeds / "text.gz").write_bytes(gzip.compress(text, mtime=0))
+    (seeds / "text.zlib").write_bytes(zlib.compress(text))
+    (seeds / "short.gz").write_bytes(gzip.compress(b"ab", mtime=0))
+    return builds, seeds
 
 
 def first_crash_seconds(instance: Path) -> float | None:
@@ -101,13 +167,14 @@ def first_crash_seconds(instance: Path) -> float | None:
     return min(times) / 1000 if times else None
 
 
-def magic_run(fuzzer: str, builds: dict[str, Path], seconds: float, name: str) -> dict:
+def rival_run(fuzzer: str, builds: dict[str, Path], seeds: Path, seconds: float,
+              name: str) -> dict:
     if fuzzer == "ffuzz":
-        stats = campaign("ffuzz", builds["ffcc"], MAGIC / "seeds", seconds, name,
-                         ("-c", str(builds["ffcc-cmplog"])))
-    else:
-        stats = campaign("afl-fuzz", builds["afl"], MAGIC / "seeds", seconds, name,
-                         ("-c", str(builds["afl-cmplog"])))
+        stats = campaign("ffuzz", builds["ffcc"], seeds, seconds, name,
+                         ("-c", str(builds["ffcc-cmplog"])), env=RIVAL_ENV)
+    else:  # -c 0 (the module's docstring says why)
+        stats = campaign("afl-fuzz", builds["afl-cmplog"], seeds, seconds, name, ("-c", "0"),
+                         env=RIVAL_ENV)
     instance = WORK / name / "default"
     return {"crashes": int(stats["saved_crashes"]),
             "first_crash_s": first_crash_seconds(instance),
@@ -116,12 +183,24 @@ def magic_run(fuzzer: str, builds: dict[str, Path], seconds: float, name: str) -
 
 
 def bench_magic(seconds: float, runs: int) -> dict[str, object]:
-    builds = magic_builds()
+    builds = rival_builds([MAGIC / "magic.c"], WORK / "cmplog-magic")
+    return bench_rivals("magic", builds, MAGIC / "seeds", seconds, runs)
+
+
+def bench_zlib(seconds: float, runs: int) -> dict[str, object]:
+    builds, seeds = zlib_setup()
+    return bench_rivals("zlib", builds, seeds, seconds, runs)
+
+
+def bench_rivals(program: str, builds: dict[str, Path], seeds: Path, seconds: float,
+                 runs: int) -> dict[str, object]:
+    """ffuzz -c and afl-fuzz -c, alternating which goes first."""
     results: dict[str, list[dict]] = {"ffuzz": [], "afl-fuzz": []}
     for r in range(runs):
         order = ["ffuzz", "afl-fuzz"] if r % 2 == 0 else ["afl-fuzz", "ffuzz"]
         for fuzzer in order:
-            results[fuzzer].append(magic_run(fuzzer, builds, seconds, f"cmplog-{fuzzer}-{r}"))
+            results[fuzzer].append(rival_run(fuzzer, builds, seeds, seconds,
+                                             f"cmplog-{program}-{fuzzer}-{r}"))
     summary: dict[str, object] = {}
     for fuzzer, rows in results.items():
         firsts = [row["first_crash_s"] for row in rows if row["first_crash_s"] is not None]
@@ -144,18 +223,20 @@ def overhead(name: str, program: str, seconds: float, runs: int) -> dict[str, ob
     out.mkdir(parents=True, exist_ok=True)
     source = out / f"{name}.c"
     source.write_text(program)
-    plain = build(["ffcc"], source, out / "plain")
-    cmplog = build(["ffcc", "--cmplog"], source, out / "cmplog")
+    plain = build(["ffcc"], [source], out / "plain")
+    cmplog = build(["ffcc", "--cmplog"], [source], out / "cmplog")
     seeds = out / "seeds"
     seeds.mkdir(exist_ok=True)
     (seeds / "a").write_bytes(b"a seed of some length")
-    with_c, without, finds = [], [], []
+    with_c: list[float] = []
+    without: list[float] = []
+    finds: list[int] = []
     for r in range(runs):
         order = [True, False] if r % 2 == 0 else [False, True]
         for use_c in order:
             extra = ("-c", str(cmplog)) if use_c else ()
             stats = campaign("ffuzz", plain, seeds, seconds, f"overhead-{name}-{use_c}-{r}",
-                             extra)
+                             extra, env=RIVAL_ENV)
             (with_c if use_c else without).append(execs_per_sec(stats))
             if use_c:
                 finds.append(int(stats["cmplog_finds"]))
@@ -166,11 +247,11 @@ def overhead(name: str, program: str, seconds: float, runs: int) -> dict[str, ob
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("magic", "overhead"))
+    parser.add_argument("mode", choices=("magic", "zlib", "overhead"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    bench = bench_magic if args.mode == "magic" else bench_overhead
+    bench = {"magic": bench_magic, "zlib": bench_zlib, "overhead": bench_overhead}[args.mode]
     print(json.dumps(bench(args.seconds, args.runs), indent=2))
     return 0
 
