@@ -33,6 +33,7 @@ from .wm_operands import Operand, operands
 group = "BOR"
 
 MUTANTS = by_original(BOR)
+AMOUNT_BITS = 64  # a shift amount is tested as an unsigned long long
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
@@ -84,6 +85,8 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed) -> str | None
         tests = [f"($x{i}) != 0" for i, operand in enumerate((left, right))
                  if not operand.constant]
         return " && ".join(tests) or None
+    if not right.constant and right.own_bits > AMOUNT_BITS:
+        return None  # the amount test below would truncate it
     unsigned = UNSIGNED_SPELLING[computed.kind]
     value = f"(({unsigned})($x0))"
     differ = differ_in(f"({value} << ($x1))", f"({value} >> ($x1))", unsigned, computed)
