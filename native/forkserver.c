@@ -93,9 +93,16 @@ int ffcc_wait_word(struct ffcc_forkserver *fsrv, int32_t *word, uint64_t deadlin
         int r = poll(pfd, 2, (int)((deadline_us - now + 999) / 1000));
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return FFCC_WAIT_BROKEN;
-        if (pfd[0].revents) /* a status first: no need to kill a child that has answered */
-            return ffcc_read_full(fsrv->st_fd, word, 4, FFCC_GRACE_MS) ? FFCC_WAIT_BROKEN
-                                                                      : FFCC_WAIT_OK;
+        if (pfd[0].revents) { /* a status first: no need to kill a child that has answered */
+            /* Words are written whole (4 bytes < PIPE_BUF): one read, no second poll. */
+            ssize_t got = read(fsrv->st_fd, word, 4);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return FFCC_WAIT_BROKEN;
+            if (got < 4 && ffcc_read_full(fsrv->st_fd, (uint8_t *)word + got, 4 - (size_t)got,
+                                          FFCC_GRACE_MS))
+                return FFCC_WAIT_BROKEN;
+            return FFCC_WAIT_OK;
+        }
         if (pfd[1].revents) {
             drain(fsrv->interrupt_fd);
             return FFCC_WAIT_INTERRUPTED;
