@@ -14,10 +14,10 @@ from test_fuzz_campaign import FakeExecutor, campaign_run
 from test_resume import resume_campaign
 
 from ffcc.fuzzer.labels import LabelMap, LabelSite
-from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM
 from ffcc.fuzzer.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.stats import Snapshot
 from ffcc.fuzzer.status import summary_line, target_text
+from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM
 from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
 
 # The fake executor's program: byte b hits map index 1 + b % 60, in a 64-byte map whose
