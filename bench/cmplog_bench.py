@@ -101,7 +101,7 @@ ZLIB_HARNESS = r"""
 #include "zlib.h"
 int main(int argc, char **argv) {
   static unsigned char in[65536], out[65536];
-  FILE *f = fopen(argv[1], "rb");
+  FILE *f = argc > 1 ? fopen(argv[1], "rb") : stdin;
   if (!f) return 1;
   size_t n = fread(in, 1, sizeof in, f);
   z_stream s;
