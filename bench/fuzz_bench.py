@@ -328,10 +328,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.mode == "shadow":
             parser.error("--against libfuzzer compares speed or edges")
         bench = bench_speed_libfuzzer if args.mode == "speed" else bench_edges_libfuzzer
-        result = {name: bench(harness(name), seconds, args.runs)
+        tables = {name: bench(harness(name), seconds, args.runs)
                   for name in args.harness.split(",")}
-        print(json.dumps(result, indent=2) if args.json
-              else "\n".join(f"{name}\n{show(table)}" for name, table in result.items()))
+        print(json.dumps(tables, indent=2) if args.json
+              else "\n".join(f"{name}\n{show(table)}" for name, table in tables.items()))
         return 0
     if args.target == "cjson":
         binary, args.seeds = build_cjson_harness()
