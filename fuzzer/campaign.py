@@ -62,6 +62,7 @@ class Campaign:
     """One ffuzz run over one output directory, from seeds or resumed."""
 
     retirement: Retirement | None = None  # --retire first: covered labels stop counting
+    _stale_checksums: frozenset[int] = frozenset()  # entries whose trace lost a retired label
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: LabelMap | None = None,
@@ -226,7 +227,7 @@ class Campaign:
         keeps its bytes on disk and in memory, and so every edge it covers: its other
         edges stay known in the virgin map and top_rated may name it for them."""
         self.progress.stage = "trim-target"
-        data, _ = self.executor.trim(entry.data, target, entry.checksum)
+        data, _ = self.executor.trim(entry.data, target, self.checksum_of(entry))
         return data
 
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
@@ -250,7 +251,7 @@ class Campaign:
             if not entry.trimmed:
                 self.trim(entry)
             self.progress.stage = INPUT_TO_STATE
-            for finding in cmplog.run(entry.data, entry.checksum):
+            for finding in cmplog.run(entry.data, self.checksum_of(entry)):
                 if finding is not None:
                     self.record(finding, INPUT_TO_STATE, entry)
                 if self.stopping():
@@ -261,7 +262,7 @@ class Campaign:
         shorter input replaces the entry only if calibration confirms that trace."""
         self.progress.stage = "trim"
         entry.trimmed = True
-        data, _ = self.executor.trim(entry.data, None, entry.checksum)
+        data, _ = self.executor.trim(entry.data, None, self.checksum_of(entry))
         if len(data) == len(entry.data):
             return
         cal = calibrate(self.executor, data, count_hits=False)
@@ -466,16 +467,22 @@ class Campaign:
         return self.retirement.exclude(hits) if self.retirement is not None else hits
 
     def retire_covered(self) -> None:
-        """Retire the labels the queue covers; an entry that hit one gets the checksum its
-        trace has from now on (trimming and input-to-state compare traces with it)."""
+        """Retire the labels the queue covers.  The checksum of an entry that hit one no
+        longer describes its trace: checksum_of takes it again when it is next needed."""
         if self.retirement is None:
             return
         retired = self.retirement.retire_covered(self.executor.virgin())
-        if not len(retired):
-            return
-        for entry in self.queue:
-            if np.isin(retired, entry.edges).any():
-                entry.checksum = self.executor.calibrate(entry.data, 1, False).checksum
+        if len(retired):
+            self._stale_checksums |= {entry.id for entry in self.queue
+                                      if np.isin(retired, entry.edges).any()}
+
+    def checksum_of(self, entry: QueueEntry) -> int:
+        """The entry's trace checksum as its runs have it now (trimming and input-to-state
+        compare runs with it)."""
+        if entry.id in self._stale_checksums:
+            entry.checksum = self.executor.calibrate(entry.data, 1, False).checksum
+            self._stale_checksums -= {entry.id}
+        return entry.checksum
 
     def phase_progress(self) -> PhaseProgress:
         now, progress = time.time(), self.progress
