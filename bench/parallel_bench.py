@@ -133,7 +133,7 @@ def bench_scale(actors: int, seconds: float, target: str,
                    capture_output=True)
     try:
         done = subprocess.run(
-            ["ffuzz", "cluster", "--address", f"127.0.0.1:{RAY_PORT}", "-j", str(actors),
+            ["ffuzz", "cluster", "--address", "auto", "-j", str(actors),
              "-V", str(seconds), "--sync-seconds", str(sync_seconds), "-i", str(seeds), "-o",
              str(out), "--", str(binary), "@@"],
             capture_output=True, text=True, env={**ENV, "AFL_NO_AFFINITY": "1"})
