@@ -32,7 +32,13 @@ import click
 from ffcc.fuzzer.cluster_hub import MAIN, Gathered, Hub
 from ffcc.fuzzer.cluster_worker import Ended, Worker, node_cores, node_cpu
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.launcher import StatusLine, combined, plan_instances, stop_signals
+from ffcc.fuzzer.launcher import (
+    StatusLine,
+    combined,
+    how_it_ended,
+    plan_instances,
+    stop_signals,
+)
 from ffcc.fuzzer.outdir import append_line, id_of
 from ffcc.fuzzer.seeds import read_seeds
 from ffcc.fuzzer.sync import MAIN_MARK
@@ -197,9 +203,7 @@ class Head:
             return
         if ended.returncode != 0:
             self.failed.append(name)
-            how = (f"killed by signal {-ended.returncode}" if ended.returncode < 0
-                   else f"exit status {ended.returncode}")
-            self.status.message(f"{name} ended ({how})"
+            self.status.message(f"{name} ended ({how_it_ended(ended.returncode)})"
                                 + (f": {ended.last_line}" if ended.returncode > 0 else "")
                                 + (f"; {still} still running" if still else ""))
 
