@@ -121,9 +121,9 @@ def _asm_string(line: str) -> str:
     return line.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _unit(delta: str) -> str:
-    """The unit's slot bytes' address moved by ``delta``, as an integer."""
-    return f"((__UINTPTR_TYPE__)__ffcc_unit_slots + {delta})"
+def _moved(delta: str) -> str:
+    """x86-64 assembly putting the label's slot byte's address moved by ``delta`` in %[at]."""
+    return f"leaq %c[slot](%%rip), %[at]\\n\\taddq {delta}(%%rip), %[at]\\n\\t"
 
 
 def _slot(delta: str) -> str:
@@ -135,20 +135,20 @@ def _slot(delta: str) -> str:
 # Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
 # retirement byte is 0), and wraps from 255 to 1, never to "not hit".  The predicate's own
 # guards still short-circuit; the update is no branch of the compiler's, so the label is no
-# edge of its own and nothing but its slot has its hit pattern.  On x86 the update is one
+# edge of its own and nothing but its slot has its hit pattern.  On x86-64 the update is one
 # asm statement whose jumps the compiler never sees and which names no memory (the slot
-# bytes are nothing the program reads); the label's byte is a constant displacement from
-# the unit's two moved bases, which the compiler computes once for neighbouring labels.
-# A C store through an ``unsigned char *``, which may alias anything, compiled label-dense
-# units 1.5-2x more slowly.  Elsewhere the update is that C.
+# bytes are nothing the program reads): a false predicate costs a test and a jump, and only
+# a true one computes the addresses, in a scratch register.  A C store through an
+# ``unsigned char *``, which may alias anything, compiled label-dense units 1.5-2x more
+# slowly and ran a third slower.  Elsewhere the update is that C.
 COUNT_FORM = (
-    "#if defined(__x86_64__) || defined(__i386__)\n"
-    "#define __FFCC_COUNT(i, p) __asm__ volatile(\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
-    "cmpb $0, %c[at](%[retired])\\n\\tjne 1f\\n\\taddb $1, %c[at](%[slots])\\n\\t"
-    "adcb $0, %c[at](%[slots])\\n1:\" :: [hit] \"q\"((unsigned char)!!(p)), "
-    "[slots] \"r\"(" + _unit("__ffcc_label_delta") + "), "
-    "[retired] \"r\"(" + _unit("__ffcc_retire_delta") + "), "
-    f"[at] \"i\"({UNIT_HEADER_SIZE} + (i)) : \"cc\")\n"
+    "#if defined(__x86_64__)\n"
+    "#define __FFCC_COUNT(i, p) do { __UINTPTR_TYPE__ __ffcc_at; __asm__ volatile("
+    "\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
+    + _moved("__ffcc_retire_delta") + "cmpb $0, (%[at])\\n\\tjne 1f\\n\\t"
+    + _moved("__ffcc_label_delta") + "addb $1, (%[at])\\n\\tadcb $0, (%[at])\\n1:\" "
+    ": [at] \"=&r\"(__ffcc_at) : [hit] \"q\"((unsigned char)!!(p)), "
+    f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\"); }} while (0)\n"
     "#else\n"
     "#define __FFCC_COUNT(i, p) do { unsigned char *__ffcc_slot = "
     + _slot("__ffcc_label_delta") + "; "
@@ -204,7 +204,7 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
     asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
-    deltas = "".join(f'__attribute__((weak, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
+    deltas = "".join(f'__attribute__((weak, used, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
                      for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
     return (
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
