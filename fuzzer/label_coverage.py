@@ -10,7 +10,7 @@ labels by decision (one decision: one file, line, column and original text).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,23 @@ class Counts:
     def score(self) -> float | None:
         """covered / goals, in percent (the WM mutation score); None without goals."""
         return 100.0 * self.covered / self.goals if self.goals else None
+
+
+def objectives(labels: Iterable[LabelResult]) -> list[LabelResult]:
+    """Every objective the labels stand for: each label as its record names it, and again
+    for each operator its record lists in ``also`` (one label serves several operators when
+    they ask for the same predicate at a site: an MCC combination and a COR mutant), so that
+    per-criterion and per-operator counts and the mutant list miss none of them.  An extra
+    objective's id is ``LABEL:OPERATOR``."""
+    result = []
+    for label in labels:
+        result.append(label)
+        for operator in label.record.get("also", ()):
+            record = {**label.record, "id": f"{label.record['id']}:{operator}",
+                      "criterion": operator.split(".")[0], "operator": operator}
+            del record["also"]
+            result.append(replace(label, record=record))
+    return result
 
 
 def count(labels: Iterable[LabelResult]) -> Counts:

@@ -24,6 +24,7 @@ from ffcc.fuzzer.label_coverage import (
     count,
     decision_of,
     grouped,
+    objectives,
 )
 from ffcc.fuzzer.replay import KINDS
 from ffcc.fuzzer.report import CampaignReport
@@ -63,7 +64,8 @@ def _add_groups(table: Table, labels: list[LabelResult], key: Callable[[LabelRes
 
 def operator_table(labels: list[LabelResult]) -> Table:
     table = _table("Labels per criterion and operator", "criterion / operator")
-    for criterion, group in sorted(grouped(labels, lambda label: label.record["criterion"]).items()):
+    for criterion, group in sorted(grouped(objectives(labels),
+                                           lambda label: label.record["criterion"]).items()):
         _add_groups(table, group, lambda label: label.record["operator"], criterion)
     return table
 
@@ -78,7 +80,7 @@ def function_table(labels: list[LabelResult]) -> Table:
 
 
 def decision_table(labels: list[LabelResult]) -> Table | None:
-    mcc = [label for label in labels if label.record["criterion"] == "mcc"]
+    mcc = [label for label in objectives(labels) if label.record["criterion"] == "mcc"]
     if not mcc:
         return None
     table = Table(title="MCC combinations per decision", title_justify="left")
@@ -93,8 +95,9 @@ def decision_table(labels: list[LabelResult]) -> Table | None:
 
 
 def score_lines(report: CampaignReport) -> list[str]:
-    wm = count(label for label in report.labels if label.record["criterion"] == "wm")
-    mcc = count(label for label in report.labels if label.record["criterion"] == "mcc")
+    every = objectives(report.labels)
+    wm = count(label for label in every if label.record["criterion"] == "wm")
+    mcc = count(label for label in every if label.record["criterion"] == "mcc")
     edges = report.edges
     only_faults = sum(label.covered and not label.by_queue for label in report.labels)
     per_kind = {kind: sum(saved.kind == kind for saved in report.inputs) for kind in KINDS}

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ffcc.fuzzer.label_coverage import LabelResult, grouped
+from ffcc.fuzzer.label_coverage import LabelResult, grouped, objectives
 from ffcc.fuzzer.mutants import describe
 from ffcc.fuzzer.replay import KINDS, SavedInput
 
@@ -72,7 +72,7 @@ def read_source(path: str) -> str:
 def mutation_report(labels: list[LabelResult], inputs: list[SavedInput],
                     target: list[str]) -> dict[str, Any]:
     """The report as a JSON-ready dict."""
-    wm = [label for label in labels if label.record["criterion"] == "wm"]
+    wm = [label for label in objectives(labels) if label.record["criterion"] == "wm"]
     by_file = grouped(wm, lambda label: label.record["file"])
     root = project_root(list(by_file))
     files = {}

@@ -17,10 +17,11 @@ from helpers import REPO, ffcc, have, sample_sources
 from rich.console import Console
 
 from ffcc.fuzzer.executor import RunStatus, TargetCommand
-from ffcc.fuzzer.label_coverage import LabelResult
+from ffcc.fuzzer.label_coverage import LabelResult, objectives
 from ffcc.fuzzer.mutants import describe
 from ffcc.fuzzer.replay import ReplayExecutor, Trace
-from ffcc.fuzzer.report_summary import decision_table
+from ffcc.fuzzer.report_summary import decision_table, operator_table
+from ffcc.fuzzer.stryker import mutation_report
 from ffcc.runtime.abi import label_region_start, read_label_db
 
 SCHEMA = Path(__file__).parent / "data" / "mutation-testing-report-schema.json"
@@ -125,8 +126,9 @@ def test_mutation_json_validates_against_strykers_schema(report):
     assert any(m.get("killedBy", [""])[0].startswith("crashes/") for m in mutants), \
         "the == 50 mutant is killed by the crash"
     hits = branch_hits((report["dir"] / "labels.info").read_text())
-    assert {int(m["id"]) for m in mutants if m["status"] == "Killed"} == \
-        {label for label, n in hits.items() if n} & {int(m["id"]) for m in mutants}
+    labels = {m["id"]: int(m["id"].split(":")[0]) for m in mutants}  # LABEL[:OPERATOR]
+    assert {labels[m["id"]] for m in mutants if m["status"] == "Killed"} == \
+        {label for label, n in hits.items() if n} & set(labels.values())
 
 
 @pytest.mark.skipif(not have("genhtml"), reason="lcov not installed")
@@ -233,6 +235,9 @@ MIXED = [b"A", b"PQ", b"B1", b"PH", b"CCC", b"PQ", b"", b"FUZZ", b"PQ", b"A1", b
          b"xyz", b"PA"]
 
 
+HANG_MS = 1000  # an ordinary case's fresh child must start within it on a loaded machine
+
+
 @pytest.mark.parametrize(("kind", "source", "args", "crash", "hang"), [
     ("batches", REPLAY_C, (), (b"PQ",), (b"PH",)),
     ("forkserver", MAGIC_C, ("@@",), (b"FUZZ", b"FUZZ!"), (b"AAAAH",)),
@@ -244,7 +249,7 @@ def test_replay_in_batches_is_replay_one_at_a_time(kind, source, args, crash, ha
 
     def replayed(each: bool) -> list[Trace]:
         executor = ReplayExecutor(TargetCommand((str(binary), *args)), tmp_path / ".cur_input",
-                                  300, seed=0)
+                                  HANG_MS, seed=0)
         try:
             assert (executor.batch_size() > 1) == (kind == "batches")
             return [executor.trace(data) for data in MIXED] if each else executor.traces(MIXED)
@@ -306,3 +311,23 @@ def test_source_text_in_the_summary_is_not_markup():
     console.print(decision_table([LabelResult(record, i, None, False)
                                   for i, record in enumerate(records)]))
     assert "a[i] && b[i]" in console.export_text()
+
+
+def test_a_label_shared_by_operators_counts_for_each():
+    """An MCC combination that is also a COR mutant is one label, two objectives: the COR
+    count, the weak-mutation score and the mutant list include it."""
+    shared = {"id": 4, "slot": 16, "file": "/src/a.c", "criterion": "mcc", "operator": "mcc",
+              "also": ["wm.cor.and_lhs"], "line": 3, "column": 7, "function": "f",
+              "original": "a && b", "predicate": "a && !b"}
+    labels = [LabelResult(shared, 1, None, True)]
+    every = objectives(labels)
+    assert [(o.record["id"], o.record["criterion"], o.record["operator"]) for o in every] == \
+        [(4, "mcc", "mcc"), ("4:wm.cor.and_lhs", "wm", "wm.cor.and_lhs")]
+    assert all(o.covered for o in every) and "also" not in every[1].record
+    console = Console(record=True, width=120)
+    console.print(operator_table(labels))
+    rows = [line.split("│") for line in console.export_text().splitlines() if "│" in line]
+    assert [(row[1].strip(), row[2].strip(), row[3].strip()) for row in rows] == \
+        [("mcc", "1", "1"), ("wm", "1", "1")]  # criterion, labels, covered
+    report = mutation_report(labels, [], ["prog"])
+    assert [m["id"] for m in report["files"]["a.c"]["mutants"]] == ["4:wm.cor.and_lhs"]
