@@ -61,6 +61,7 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
         ffcc_engine_free(e);
         return NULL;
     }
+    fsrv->batch->layout = FFCC_BATCH_LAYOUT;
     for (int i = 0; i < 4; i++) m->rng[i] = splitmix64(&seed);
     return e;
 }

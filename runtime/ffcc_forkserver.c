@@ -65,8 +65,12 @@ static uint32_t hello_word(int offer_shared_input) {
 static void attach_batch(int shared_input) {
   const char *id = getenv(FFCC_ENV_BATCH_SHM_ID);
   if (!id || !persistent || !shared_input) return;
-  void *seg = shmat(atoi(id), NULL, 0);
-  if (seg != (void *)-1) batch = seg;
+  struct ffcc_batch *seg = shmat(atoi(id), NULL, 0);
+  if (seg == (void *)-1) return;
+  if (seg->layout == FFCC_BATCH_LAYOUT)
+    batch = seg;
+  else
+    shmdt(seg); /* a fuzzer with another layout: plain persistent mode */
 }
 
 static uint64_t now_us(void) {

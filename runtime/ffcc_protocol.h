@@ -80,6 +80,9 @@
 /* Batch segment: struct ffcc_batch, test case bytes from FFCC_BATCH_DATA,
  * map slots (count x map_size bytes) from FFCC_BATCH_MAPS. */
 #define FFCC_HELLO_BATCH 0x08000000
+/* The fuzzer writes it into the segment; a runtime built for another layout
+ * (another version of this header) runs no batches. */
+#define FFCC_BATCH_LAYOUT 2
 #define FFCC_BATCH_MAX 256
 #define FFCC_BATCH_DATA 4096
 #define FFCC_BATCH_DATA_SIZE 2097152
@@ -89,6 +92,7 @@
 
 #include <stdint.h>
 struct ffcc_batch {
+  uint32_t layout;                       /* fuzzer: FFCC_BATCH_LAYOUT, first in every layout */
   uint32_t count;                        /* fuzzer: cases in this batch */
   uint32_t map_size;                     /* fuzzer: bytes per map slot */
   volatile uint32_t started;             /* target: cases begun (fuzzer sets it to done) */

@@ -4,6 +4,8 @@ what a child does outside its cases (hang or crash after its loop) costs at most
 and a crash there is pinned on the case that armed it."""
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
 import subprocess
 import threading
@@ -20,8 +22,10 @@ from ffcc.fuzzer.executor import (
     StageKind,
     StageRequest,
     TargetCommand,
+    target_environment,
 )
 from ffcc.fuzzer.mask import empty_mask
+from ffcc.native import lib
 
 # Crashes on "PQ", hangs on "PH", calls exit() on "PX" (a run like any other), and
 # leaves its persistent loop every 7 cases, so batches are cut short mid-way too.
@@ -81,6 +85,46 @@ def test_ffcc_runtime_runs_batches_and_afl_runtime_does_not(batch_target, target
         assert on.batch_size() > 1 and off.batch_size() == 1 and afl.batch_size() == 1
     finally:
         on.close(), off.close(), afl.close()
+
+
+def hello_with_batch_layout(binary: Path, layout: int) -> int:
+    """The hello ``binary`` sends to a fuzzer offering a batch segment that says ``layout``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    sizes = (lib.FFCC_MAX_HELLO_MAPSIZE, lib.FFCC_SHM_FUZZ_MAX + 4, lib.FFCC_BATCH_SHM_SIZE)
+    ids = [libc.shmget(0, size, 0o1600) for size in sizes]  # IPC_PRIVATE, IPC_CREAT | 0600
+    try:
+        assert min(ids) >= 0
+        segment = libc.shmat(ids[2], None, 0)
+        ctypes.c_uint32.from_address(segment).value = layout
+        libc.shmdt(ctypes.c_void_p(segment))
+        control, status = os.pipe(), os.pipe()
+
+        def forkserver_fds() -> None:
+            os.dup2(control[0], lib.FFCC_FD_CONTROL)
+            os.dup2(status[1], lib.FFCC_FD_STATUS)
+
+        try:
+            child = subprocess.Popen([str(binary)], env=target_environment(binary, *ids),
+                                     preexec_fn=forkserver_fds, close_fds=False,
+                                     stdin=subprocess.DEVNULL)
+        finally:
+            os.close(control[0]), os.close(status[1])
+        hello = int.from_bytes(os.read(status[0], 4), "little")
+        os.close(control[1]), os.close(status[0])  # the forkserver leaves when its pipes close
+        child.wait(timeout=10)
+        return hello
+    finally:
+        for shm_id in ids:
+            libc.shmctl(shm_id, 0, None)  # IPC_RMID
+
+
+def test_a_runtime_runs_no_batches_from_a_segment_of_another_layout(batch_target):
+    assert hello_with_batch_layout(batch_target, lib.FFCC_BATCH_LAYOUT) & lib.FFCC_HELLO_BATCH
+    hello = hello_with_batch_layout(batch_target, lib.FFCC_BATCH_LAYOUT - 1)
+    assert hello & lib.FFCC_HELLO_ENABLED == lib.FFCC_HELLO_ENABLED
+    assert not hello & lib.FFCC_HELLO_BATCH
 
 
 @pytest.mark.parametrize("slice_seconds", [NativeExecutor.SLICE_SECONDS, 0.001])
