@@ -37,10 +37,10 @@ def crashes(out: Path) -> list[Path]:
     return sorted((out / "default/crashes").glob("id:*"))
 
 
-def fuzz(out: Path, target: Path, *options: str, seeds: Path = SEEDS,
-         use_file: bool = True) -> subprocess.CompletedProcess:
-    """A campaign of at most BUDGET executions that stops at its first saved crash."""
-    argv = ["ffuzz", "-i", str(seeds), "-o", str(out), "-E", str(BUDGET), "--seed", "1",
+def fuzz(out: Path, target: Path, *options: str, seeds: Path = SEEDS, use_file: bool = True,
+         budget: int = BUDGET) -> subprocess.CompletedProcess:
+    """A campaign of at most ``budget`` executions that stops at its first saved crash."""
+    argv = ["ffuzz", "-i", str(seeds), "-o", str(out), "-E", str(budget), "--seed", "1",
             *options, "--", str(target), *(["@@"] if use_file else [])]
     try:
         done = run_until(argv, lambda: bool(crashes(out)), timeout=300, env=ffuzz_env())
@@ -131,7 +131,9 @@ def test_a_persistent_target_running_batches(tmp_path):
     seeds.mkdir()
     (seeds / "s").write_bytes(b"\x01\x02\x03\x04resident")
     out = tmp_path / "out"
-    fuzz(out, plain, "-c", str(cmplog), seeds=seeds, use_file=False)
+    # Batches make thousands of executions a second: a budget the campaign cannot spend
+    # before the find (which came within 900 executions) stops it.
+    fuzz(out, plain, "-c", str(cmplog), seeds=seeds, use_file=False, budget=1_000_000)
     assert crashes(out), "ffuzz -c did not reach the persistent target's crash"
     assert "batch" in stats(out)["target_mode"]
 
