@@ -6,8 +6,9 @@ is at map index label_region_start(map_size, region) + s.  Slots are not dense: 
 instrumented unit's slots follow a small unit header, so only the slots the database names
 are labels.  Records marked "pruned" (infeasible or trivial, compiled to nothing by ffcc
 --prune) still occupy their slot but are not labels the fuzzer counts.  For rarity and
-targeting labels are map bytes like edges, without special cases; the fuzzer keeps each
-label's id, file, line and operator only to say which label a target or a count is.
+targeting labels are map bytes like edges, except that a retired label (retire.py) leaves
+the rarity computation; the fuzzer keeps each label's id, file, line and operator only to
+say which label a target or a count is.
 """
 from __future__ import annotations
 
