@@ -228,14 +228,28 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
                 campaign.run(seeds)
             return Ended(campaign.phase_over, executor.counters().execs)
         finally:
-            status.close()
-            if cmplog is not None:
-                cmplog.close()
-            executor.close()
-            if retirement is not None:
-                retirement.close()
+            with signals_held():
+                status.close()
+                if cmplog is not None:
+                    cmplog.close()
+                executor.close()
+                if retirement is not None:
+                    retirement.close()
     finally:
         outdir.close()
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Teardown that a Ctrl-C or SIGTERM arriving after the campaign stopped must not cut
+    short (it would leave the forkserver and segments behind and exit with a traceback)."""
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager

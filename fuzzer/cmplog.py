@@ -215,7 +215,8 @@ class Outcome:
 
 class _Probe:
     """One execution on the main target, judged as stage children are: new coverage (it
-    updates the virgin map, so the campaign must save it) or a crash new to the crash map."""
+    updates the virgin map, so the campaign must save it), or a crash or hang new to the
+    crash or hang map (the campaign confirms a hang at the hang timeout before saving it)."""
 
     def __init__(self, runner: CaseRunner) -> None:
         self.runner = runner
@@ -226,9 +227,13 @@ class _Probe:
             finding = Finding(FindingKind.NEW_PATH, data, new_edges=cal.new_bits == 2,
                               edges=cal.edges) if cal.new_bits else None
             return Outcome(cal.checksum, finding)
-        if cal.status == RunStatus.CRASH and self.runner.fault_is_new(data):
-            return Outcome(None, Finding(FindingKind.CRASH, data, signal=cal.signal))
+        fault = FAULTS.get(cal.status)
+        if fault is not None and self.runner.fault_is_new(data):
+            return Outcome(None, Finding(fault, data, signal=cal.signal))
         return Outcome(None, None)
+
+
+FAULTS = {RunStatus.CRASH: FindingKind.CRASH, RunStatus.TIMEOUT: FindingKind.HANG}
 
 
 # -- input-to-state ---------------------------------------------------------------------

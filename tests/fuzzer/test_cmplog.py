@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 from fuzz_targets import ffuzz_env
-from helpers import REPO, ffcc, have, kill_leftovers, run_program, run_until, sample_sources
+from helpers import (
+    REPO,
+    ffcc,
+    have,
+    kill_leftovers,
+    one_seed,
+    run_program,
+    run_until,
+    sample_sources,
+)
 
 from ffcc.fuzzer.cmplog import Colorized, candidates
 from ffcc.fuzzer.dictionary import solved_tokens
@@ -211,3 +220,39 @@ def test_solved_operands_make_new_distinct_tokens():
     assert solved_tokens(operands, known) == [b"tachyon", b"\xb9\x79\x37\x9e"]
     many = [random.Random(n).randbytes(4) for n in range(40)]
     assert len(solved_tokens(many, set())) == 16
+
+
+HANGING = r"""
+#include <stdint.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  unsigned char buf[8] = {0};
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  uint32_t magic;
+  __builtin_memcpy(&magic, buf, 4);
+  if (magic == 0x5EEDF00Du) for (volatile int spin = 1; spin;) {}
+  return 0;
+}
+"""
+
+
+def test_a_hang_the_replacement_finds_is_saved(tmp_path):
+    source = tmp_path / "spin.c"
+    source.write_text(HANGING)
+    plain = build(tmp_path, "plain", sources=[str(source)])
+    cmplog = build(tmp_path, "cmplog", "--cmplog", sources=[str(source)])
+    out = tmp_path / "out"
+    argv = ["ffuzz", "-i", str(one_seed(tmp_path, b"ABCDEFGH")), "-o", str(out), "-E", "3000",
+            "-t", "100", "--seed", "1", "-c", str(cmplog), "--", str(plain), "@@"]
+    hangs = lambda: sorted((out / "default/hangs").glob("id:*"))  # noqa: E731
+    try:
+        done = run_until(argv, lambda: bool(hangs()), timeout=300,
+                         env=ffuzz_env(AFL_HANG_TMOUT="200"))
+    finally:
+        kill_leftovers(plain)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert hangs() and hangs()[0].read_bytes()[:4] == bytes.fromhex("0DF0ED5E")
+    assert "op:input-to-state" in hangs()[0].name  # not havoc's later use of the token
