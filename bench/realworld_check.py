@@ -9,12 +9,12 @@ speculates divisions (pixman's combiner and stress tests die of SIGFPE when
 built by plain clang -O2).  The labelled build passes when its check ends
 as the plain one does, with the same counts.
 
-Memory: every build runs in its own session with ``FFCC_SERVER=0``, so each ffcc
-runs as a child of the build and not in the compile server.  Two figures per
+Memory: every build (not configure) runs in its own session with ``FFCC_SERVER=0``,
+so each ffcc runs as a child of the build and not in the compile server.  Two figures per
 build: the largest resident set of any one process (wait4's ru_maxrss over the
-whole process tree), and the peak of the resident sets of all processes of the
-session alive at once, sampled every 50 ms (a lower bound: a spike shorter than
-that can be missed).
+whole process tree), and the peak of the proportional set sizes of all processes
+of the session alive at once (shared pages counted once), sampled every 50 ms (a
+lower bound: a spike shorter than that can be missed).
 
     nice -n 19 python bench/realworld_check.py --cc gcc mpfr4 pixman coreutils
     nice -n 19 python bench/realworld_check.py --json out.json zlib jq cjson
@@ -48,7 +48,6 @@ from bench.projects import PROJECTS, Project, fresh_copy, run_step  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 MEMCHECK = ("valgrind", "-q", "--error-exitcode=99", "--track-origins=yes")
-PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 UNLABELLED_MARK = "--labels-required makes this an error"
 
 
@@ -56,7 +55,7 @@ UNLABELLED_MARK = "--labels-required makes this an error"
 class Measure:
     seconds: float
     max_process_kb: int   # largest single process of the tree
-    peak_tree_kb: int     # largest sum over processes alive at one sampling instant
+    peak_tree_kb: int     # largest proportional set size of the processes alive at one instant
     returncode: int
     output: str
 
@@ -71,18 +70,20 @@ class Outcome:
     unlabelled_files: int = 0
 
 
-def session_rss_kb(session: int) -> int:
-    """Resident set of every process in ``session``, summed, in KiB."""
+def session_pss_kb(session: int) -> int:
+    """Proportional set size of every process in ``session``, summed, in KiB: pages two
+    processes share (libclang's, the compiler's) count once, as in a cgroup's accounting."""
     total = 0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             stat = Path(entry.path, "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[3]) == session:  # fields[3] is the session id
-                total += int(fields[21]) * PAGE_KB  # rss in pages
-        except (OSError, ValueError, IndexError):
+            if int(stat[stat.rindex(")") + 2:].split()[3]) != session:  # the session id
+                continue
+            rollup = Path(entry.path, "smaps_rollup").read_text()
+            total += int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M)[1])  # type: ignore[index]
+        except (OSError, ValueError, IndexError, TypeError):
             continue
     return total
 
@@ -99,7 +100,7 @@ def measured(command: str, tree: Path, env: dict[str, str]) -> Measure:
         def sample() -> None:
             nonlocal peak
             while not done.wait(0.05):
-                peak = max(peak, session_rss_kb(proc.pid))
+                peak = max(peak, session_pss_kb(proc.pid))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -126,7 +127,8 @@ def test_counts(output: str) -> dict[str, int]:
 
 
 def label_counts(tree: Path) -> dict[str, int]:
-    """Labels per criterion and operator over every object file of the tree."""
+    """Labels per criterion, and objectives per operator (a label's "also" operators count
+    too), over every object file of the tree."""
     from ffcc.instrument.label_db import read_program_labels
 
     counts: Counter[str] = Counter()
@@ -139,24 +141,27 @@ def label_counts(tree: Path) -> dict[str, int]:
         for label in read_program_labels(str(obj)).labels:
             counts["total"] += 1
             counts[label["criterion"]] += 1
-            counts[f"{label['criterion']}.{label['operator']}"] += 1
+            for operator in (label["operator"], *label.get("also", ())):
+                if operator != label["criterion"]:
+                    counts[operator] += 1
     return dict(sorted(counts.items()))
 
 
 def build_and_check(project: Project, variant: str, compiler: str, env: dict[str, str],
                     workdir: Path) -> Outcome:
     tree = fresh_copy(project, workdir / variant)
+    run_step(project.configure.format(cc=compiler), tree, env)  # ffcc's compile server helps
     env = {**env, "FFCC_SERVER": "0"}
-    run_step(project.configure.format(cc=compiler), tree, env)
     build = measured(project.build, tree, env)
     if build.returncode != 0:
         raise RuntimeError(f"{project.name} {variant} build failed:\n{build.output[-3000:]}")
     check = measured(project.check, tree, env)
     tests = test_counts(check.output)
-    if not tests and check.returncode == 0:
+    if not any(tests.values()) and check.returncode == 0:
         tests = {"pass": 1}  # a smoke check with no counted tests of its own
-    print(f"  {variant}: build {build.seconds:.0f} s, check rc {check.returncode} {tests}",
-          flush=True)
+    print(f"  {variant}: build {build.seconds:.0f} s, largest process "
+          f"{build.max_process_kb // 1024} MB, build peak {build.peak_tree_kb // 1024} MB, "
+          f"check rc {check.returncode} {tests}", flush=True)
     if check.returncode != 0:
         print(check.output[-4000:], flush=True)
     outcome = Outcome(variant, build, check.returncode, tests)
