@@ -175,13 +175,11 @@ class Campaign:
             self.run_stage(masked, entry)
             if row is not None:
                 row.havoc_mask_execs, row.havoc_mask_hits = masked.execs, masked.target_hits
-        for _ in range(SPLICE_CYCLES if self.scheduler.cursor.splicing else 0):
-            partner = stages.pick_splice_partner(self.queue, entry, self.rng)
-            if partner is None or self.stopping():
-                break
-            self.run_stage(stages.splice(data, partner.data, mask, target,
+        partners = self.splice_partners(entry) if self.scheduler.cursor.splicing else ()
+        if partners and not self.stopping():
+            self.run_stage(stages.splice(data, tuple(p.data for p in partners), mask, target,
                                          splice_budget(score), self.block_level),
-                           entry, partner)
+                           entry, partners)
         if self.stopping():
             return
         entry.was_fuzzed = True
@@ -230,12 +228,25 @@ class Campaign:
         data, _ = self.executor.trim(entry.data, target, self.checksum_of(entry))
         return data
 
+    def splice_partners(self, entry: QueueEntry) -> tuple[QueueEntry, ...]:
+        """The second parents of AFL's SPLICE_CYCLES splice cycles (none in a queue without
+        another entry of two bytes or more)."""
+        partners: list[QueueEntry] = []
+        while len(partners) < SPLICE_CYCLES:
+            partner = stages.pick_splice_partner(self.queue, entry, self.rng)
+            if partner is None:
+                break
+            partners.append(partner)
+        return tuple(partners)
+
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
-                  partner: QueueEntry | None = None) -> bool:
-        """Run a stage, saving each finding as it comes; False if the campaign stopped it."""
+                  partners: tuple[QueueEntry, ...] = ()) -> bool:
+        """Run a stage, saving each finding as it comes (with the splice partner that made
+        it, if any); False if the campaign stopped it."""
         for op, finding in stages.run(self.executor, stage):
             self.progress.stage = op
             if finding is not None:
+                partner = partners[finding.partner] if finding.partner is not None else None
                 self.record(finding, op, parent, partner)
             if self.stopping():
                 return False

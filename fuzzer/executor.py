@@ -68,6 +68,7 @@ class Finding:
     signal: int = 0
     position: int | None = None  # deterministic stages: the mutated byte
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
+    partner: int | None = None   # splicing: the index of the second parent in the request
 
 
 @dataclass
@@ -76,10 +77,10 @@ class StageRequest:
 
     kind: StageKind
     data: bytes
-    budget: int = 0                  # havoc: executions
+    budget: int = 0                  # havoc: executions (with splice_with, per second parent)
     mask: np.ndarray | None = None   # len + 1 bytes; the MASK stage fills it
     target: int | None = None
-    splice_with: bytes | None = None
+    splice_with: tuple[bytes, ...] = ()  # havoc: second parents, budget children from each
     shadow: bool = False             # no side effects (FairFuzz -s)
     cycle: int = 1
     execs: int = 0
@@ -322,13 +323,15 @@ class NativeExecutor:
                 raise ValueError("a mask has one byte per input position plus one")
             mask = ffi.from_buffer("uint8_t[]", request.mask, require_writable=True)
             st.mask = mask
-        splice = None
-        if request.splice_with is not None:
-            splice = ffi.from_buffer("uint8_t[]", request.splice_with)
-            st.splice = splice
-            st.splice_len = len(request.splice_with)
-        st.target = -1 if request.target is None else request.target
+        splice = splice_lens = None
         st.budget = request.budget
+        if request.splice_with:
+            splice = ffi.from_buffer("uint8_t[]", b"".join(request.splice_with))
+            splice_lens = ffi.new("uint32_t[]", [len(p) for p in request.splice_with])
+            st.splice, st.splice_lens = splice, splice_lens
+            st.splices, st.per_splice = len(request.splice_with), request.budget
+            st.budget = request.budget * len(request.splice_with)
+        st.target = -1 if request.target is None else request.target
         st.timeout_ms = self.timeout_ms
         st.cycle = request.cycle
         st.call_ms = int(self.SLICE_SECONDS * 1000)
@@ -350,7 +353,7 @@ class NativeExecutor:
                 else np.zeros(0, np.uint32)
             yield Finding(kind, bytes(ffi.buffer(st.out, st.out_len)), st.new_bits == 2,
                           int(st.signal), None if request.kind == StageKind.HAVOC else int(st.position),
-                          edges)
+                          edges, int(st.partner) if st.partner >= 0 else None)
 
     def _error(self) -> str:
         """The C core's one line on why the target could not be run."""

@@ -90,11 +90,13 @@ def havoc(data: bytes, mask: np.ndarray | None, target: int | None, budget: int,
                                          target=target, shadow=shadow, cycle=level)),))
 
 
-def splice(data: bytes, partner: bytes, mask: np.ndarray | None, target: int | None,
-           budget: int, level: int) -> Stage:
-    """Havoc on data's head + partner's tail; the head keeps data's mask."""
+def splice(data: bytes, partners: tuple[bytes, ...], mask: np.ndarray | None,
+           target: int | None, budget: int, level: int) -> Stage:
+    """AFL's splice cycles, one per partner: havoc on data's head + the partner's tail
+    (`budget` children each), the head keeping data's mask.  One request for all of them,
+    so that the C side fills whole batches across cycles."""
     return Stage((("splice", StageRequest(StageKind.HAVOC, data, budget=budget, mask=mask,
-                                          target=target, splice_with=partner, cycle=level)),))
+                                          target=target, splice_with=partners, cycle=level)),))
 
 
 def pick_splice_partner(queue: Queue, entry: QueueEntry, rng: random.Random) -> QueueEntry | None:

@@ -53,7 +53,8 @@ struct ffcc_made_at {
     uint64_t rng[4];  /* the mutator's RNG */
     uint64_t cursor;  /* the stage's next mutant */
     uint64_t skipped; /* havoc rounds skipped so far */
-    int spliced;      /* the spliced parent was built */
+    uint32_t spliced; /* 1 + the second parent spliced in the work buffer, 0 none yet */
+    uint32_t split;   /* where that splice cut */
 };
 
 /* A child made by a stage, its outcome once run, and what the stage
@@ -64,6 +65,7 @@ struct ffcc_result {
     struct ffcc_made_at made_at; /* stages only */
     int64_t pos;     /* mutated byte (deterministic and mask stages), -1 otherwise */
     uint8_t bit;     /* mask stage: the mask bit this child probes */
+    int32_t partner; /* havoc with splices: the second parent it was made from, -1 none */
     int status;      /* FFCC_RUN_* */
     int signal;      /* the signal that killed it (crashes) */
     uint8_t *trace;  /* its classified trace (map slot, shared map or stash) */
@@ -272,6 +274,9 @@ extern const int32_t ffcc_interesting32[FFCC_INTERESTING32_LEN];
 /* One stacked havoc round; *applied counts the mutations that found room. */
 uint32_t ffcc_havoc_apply(struct ffcc_mutator *m, uint8_t *buf, uint32_t len, uint8_t *mask,
                           uint32_t cycle, uint32_t *applied);
+/* a's head and b's tail cut at a given split (ffcc_splice_apply's second half). */
+uint32_t ffcc_splice_at(const uint8_t *a, const uint8_t *a_mask, const uint8_t *b,
+                        uint32_t b_len, uint32_t split, uint8_t *out, uint8_t *out_mask);
 /* AFL's splice of a and b into out: ffcc_splice (ffcc_native.h) with the mutator. */
 uint32_t ffcc_splice_apply(struct ffcc_mutator *m, const uint8_t *a, uint32_t a_len,
                            const uint8_t *a_mask, const uint8_t *b, uint32_t b_len, uint8_t *out,

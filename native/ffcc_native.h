@@ -93,8 +93,10 @@ struct ffcc_stage {
     const uint8_t *input;     /* the parent */
     uint32_t len;             /* its length */
     uint8_t *mask;            /* len + 1 bytes or NULL; the MASK stage fills it */
-    const uint8_t *splice;    /* havoc only: second parent, or NULL */
-    uint32_t splice_len;      /* its length */
+    const uint8_t *splice;    /* havoc only: second parents back to back, or NULL */
+    const uint32_t *splice_lens; /* their lengths */
+    uint32_t splices;         /* how many second parents */
+    uint64_t per_splice;      /* children made from each (the budget: splices x per_splice) */
     int64_t target;           /* map index of the target branch, -1 for none */
     uint64_t budget;          /* havoc: executions in the whole stage */
     uint64_t call_limit;      /* executions per call before returning */
@@ -106,12 +108,15 @@ struct ffcc_stage {
     uint64_t execs;           /* executions run by this stage so far */
     uint64_t skipped;         /* havoc rounds the mask left no room for (not run) */
     uint64_t target_hits;     /* executions whose child hit the target */
-    int spliced;              /* havoc with splice: the spliced parent is built */
+    uint32_t spliced;         /* havoc with splices: 1 + the second parent spliced in the work buffer */
+    uint32_t spliced_len;     /* the spliced parent's length */
+    uint32_t split;           /* where its splice cut */
     int finished;             /* no children left */
     /* the last report */
     int stop;                 /* FFCC_STOP_*, as returned */
     int new_bits;             /* 1 = new hit counts, 2 = new edges */
     int signal;               /* crash signal */
+    int32_t partner;          /* havoc with splices: the reported child's second parent, -1 none */
     int64_t position;         /* deterministic stages: mutated byte */
     const uint8_t *out;       /* the reported input */
     uint32_t out_len;         /* its length */

@@ -292,6 +292,15 @@ uint32_t ffcc_splice_apply(struct ffcc_mutator *m, const uint8_t *a, uint32_t a_
     if (first < 0 || last < 2 || first == last) return 0;
     uint32_t split = (uint32_t)first + ffcc_rand_below(m, (uint32_t)(last - first));
     *split_out = split;
+    return ffcc_splice_at(a, a_mask, b, b_len, split, out, out_mask);
+}
+
+/* a's head up to split and b's tail into out (split <= both lengths), the
+ * masks as ffcc_splice_apply gives them.  Called per splice, and again when a
+ * batch cut short goes back to an earlier splice. */
+uint32_t ffcc_splice_at(const uint8_t *a, const uint8_t *a_mask, const uint8_t *b,
+                        uint32_t b_len, uint32_t split, uint8_t *out, uint8_t *out_mask)
+{
     memcpy(out, a, split);
     memcpy(out + split, b + split, b_len - split);
     if (out_mask) {

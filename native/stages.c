@@ -73,6 +73,7 @@ static int judge_outside(ffcc_engine *e, struct ffcc_stage *st)
     if ((st->flags & FFCC_STAGE_SHADOW) || !ffcc_outside_crash(e, st->timeout_ms, &r))
         return JUDGE_NOTHING;
     st->signal = r.signal;
+    st->partner = -1;
     return report(st, FFCC_STOP_CRASH, r.data, r.len);
 }
 
@@ -96,6 +97,7 @@ static int drain(ffcc_engine *e, struct ffcc_stage *st)
         r = &c->pending[c->pending_next - 1]; /* judge may have moved it aside */
         if (hit && r->bit && st->mask) st->mask[r->pos] |= r->bit;
         if (r->pos >= 0) st->position = r->pos;
+        st->partner = r->partner;
         if (rc != JUDGE_NOTHING) return rc;
     }
     return JUDGE_NOTHING;
@@ -104,27 +106,53 @@ static int drain(ffcc_engine *e, struct ffcc_stage *st)
 #define CHILD_END FFCC_DET_END
 #define CHILD_SKIP FFCC_DET_SKIP
 
+/* Splice the input with second parent k into the work buffer (AFL's splice
+ * cycle k); 0 when the two have no useful cut.  Called once per second
+ * parent, or again after a batch cut short went back to an earlier one. */
+static const uint8_t *second_parent(const struct ffcc_stage *st, uint32_t k)
+{
+    const uint8_t *b = st->splice;
+    for (uint32_t i = 0; i < k; i++) b += st->splice_lens[i];
+    return b;
+}
+
+static uint32_t splice_with(struct ffcc_mutator *m, struct ffcc_stage *st, uint32_t k)
+{
+    uint32_t split;
+    uint32_t n = ffcc_splice_apply(m, st->input, st->len, st->mask, second_parent(st, k),
+                                   st->splice_lens[k], m->spliced, m->spliced_mask, &split);
+    if (n) {
+        st->spliced = k + 1;
+        st->spliced_len = n;
+        st->split = split;
+    }
+    return n;
+}
+
 /* The next havoc child into out, CHILD_SKIP when the mask left no room for
- * any mutation (rerunning the parent teaches nothing), CHILD_END once the
- * budget is spent counting the `queued` children not judged yet.  Called per
- * havoc child. */
+ * any mutation (rerunning the parent teaches nothing) or the splice with
+ * this child's second parent has no cut (its children are all skipped),
+ * CHILD_END once the budget is spent counting the `queued` children not
+ * judged yet.  A stage with splices makes per_splice children from each
+ * second parent in turn: AFL's splice cycles in one stage, so that each
+ * batch holds as many children as a havoc stage's.  Called per havoc child. */
 static int64_t havoc_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_t *out,
                            uint32_t queued)
 {
-    if (st->execs + st->skipped + queued >= st->budget) return CHILD_END;
+    uint64_t index = st->execs + st->skipped + queued;
+    if (index >= st->budget) return CHILD_END;
     const uint8_t *parent = st->input;
     const uint8_t *parent_mask = st->mask;
     uint32_t parent_len = st->len;
     if (st->splice) {
-        if (!st->spliced) {
-            uint32_t split;
-            uint32_t n = ffcc_splice_apply(m, st->input, st->len, st->mask, st->splice,
-                                           st->splice_len, m->spliced, m->spliced_mask, &split);
-            if (!n) return CHILD_END;
-            st->spliced = 1;
+        uint64_t k = index / st->per_splice;
+        if (k >= st->splices) return CHILD_END;
+        if (st->spliced != k + 1 && !splice_with(m, st, (uint32_t)k)) {
+            st->skipped += (k + 1) * st->per_splice - index;
+            return CHILD_SKIP;
         }
         parent = m->spliced;
-        parent_len = st->splice_len;
+        parent_len = st->spliced_len;
         parent_mask = st->mask ? m->spliced_mask : NULL;
     }
     uint8_t *mask = parent_mask ? m->work_mask : NULL;
@@ -163,6 +191,7 @@ static void note_made_at(struct ffcc_made_at *at, const struct ffcc_mutator *m, 
     at->cursor = st->cursor;
     at->skipped = st->skipped;
     at->spliced = st->spliced;
+    at->split = st->split;
 }
 
 /* Called per batch cut short. */
@@ -171,7 +200,14 @@ static void make_again_from(struct ffcc_mutator *m, struct ffcc_stage *st, const
     memcpy(m->rng, at->rng, sizeof m->rng);
     st->cursor = at->cursor;
     st->skipped = at->skipped;
+    if (at->spliced && at->spliced != st->spliced) { /* the buffer moved on to a later splice */
+        uint32_t k = at->spliced - 1;
+        st->spliced_len = ffcc_splice_at(st->input, st->mask, second_parent(st, k),
+                                         st->splice_lens[k], at->split, m->spliced,
+                                         st->mask ? m->spliced_mask : NULL);
+    }
     st->spliced = at->spliced;
+    st->split = at->split;
 }
 
 /* Make children a batch at a time, run each batch, judge its children.  A
@@ -201,6 +237,7 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
             r->made_at = at;
             r->pos = pos;
             r->bit = bit;
+            r->partner = st->splice ? (int32_t)st->spliced - 1 : -1;
             n++;
         }
         if (n) {
@@ -222,12 +259,23 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
     }
 }
 
+/* Whether every second parent fits the work buffer and each gets children. */
+static int splices_fit(const struct ffcc_stage *st)
+{
+    if (!st->splice) return 1;
+    if (!st->splices || !st->per_splice || !st->splice_lens) return 0;
+    for (uint32_t i = 0; i < st->splices; i++)
+        if (st->splice_lens[i] > FFCC_SHM_FUZZ_MAX) return 0;
+    return 1;
+}
+
 /* Called per stage slice (about SLICE_SECONDS of executions) from Python. */
 int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
 {
     struct ffcc_children *c = &e->children;
     st->stop = FFCC_STOP_LIMIT;
     st->new_bits = st->signal = 0;
+    st->partner = -1;
     st->out = NULL;
     st->out_len = 0;
     if (c->pending_owner != st) { /* children of an abandoned stage are dropped */
@@ -235,7 +283,7 @@ int ffcc_stage_run(ffcc_engine *e, struct ffcc_stage *st)
         c->pending_count = c->pending_next = 0;
     }
     if (st->finished) return finish(st);
-    if (st->len > FFCC_SHM_FUZZ_MAX || st->splice_len > FFCC_SHM_FUZZ_MAX) {
+    if (st->len > FFCC_SHM_FUZZ_MAX || !splices_fit(st)) {
         st->stop = FFCC_STOP_ERROR;
         return st->stop;
     }

@@ -74,7 +74,7 @@ def executor(tmp_path: Path, binary: Path, batches: bool,
 
 
 def findings(ex: NativeExecutor, request: StageRequest) -> list[tuple]:
-    return [(f.kind, f.data, f.signal, f.position, tuple(f.edges.tolist()))
+    return [(f.kind, f.data, f.signal, f.position, tuple(f.edges.tolist()), f.partner)
             for f in ex.run_stage(request) if f is not None]
 
 
@@ -145,7 +145,8 @@ def test_batches_teach_what_single_runs_teach(batch_target, tmp_path, monkeypatc
                           ex.calibrate(b"Pbcc", 1, count_hits=False).edges[-1])),
                       StageRequest(StageKind.ARITH8, b"Pbcc"),
                       StageRequest(StageKind.HAVOC, b"Pbcd", budget=3000, mask=mask),
-                      StageRequest(StageKind.HAVOC, b"Pbcd", budget=2000, splice_with=b"AAAAAAA")]
+                      StageRequest(StageKind.HAVOC, b"Pbcd", budget=700,
+                                   splice_with=(b"AAAAAAA", b"Pbcd", b"PbAAx", b"QQQQQ"))]
             found = [findings(ex, request) for request in stages]
             counts = [(r.execs, r.target_hits) for r in stages]
             outcomes.append((seen, found, counts, mask.tolist(), ex.branch_hits().tolist(),
@@ -158,6 +159,23 @@ def test_batches_teach_what_single_runs_teach(batch_target, tmp_path, monkeypatc
     assert seen == [RunStatus.OK, RunStatus.CRASH, RunStatus.TIMEOUT]
     kinds = {kind for stage in found for kind, *_ in stage}
     assert {FindingKind.NEW_PATH, FindingKind.CRASH} <= kinds
+
+
+def test_splice_cycles_run_as_one_stage_and_name_their_partner(batch_target, tmp_path) -> None:
+    """AFL's splice cycles in one request: `budget` children from each second parent in
+    turn, none from a parent that has no cut with the input (here: the input itself), and
+    each finding names the parent it was spliced with."""
+    ex = executor(tmp_path, batch_target, True)
+    try:
+        partners = (b"PQAAAAA", b"Pbcd", b"xyzw!!")
+        request = StageRequest(StageKind.HAVOC, b"Pbcd", budget=300, splice_with=partners)
+        found = [f for f in ex.run_stage(request) if f is not None]
+        assert request.execs == 600
+        assert found and {f.partner for f in found} <= {0, 2}
+        crashes = [f for f in found if f.kind == FindingKind.CRASH]
+        assert crashes and all(f.partner == 0 for f in crashes)  # only "PQ..." gives the Q
+    finally:
+        ex.close()
 
 
 def test_exit_inside_a_batch_is_a_run_and_the_rest_still_runs(batch_target, tmp_path) -> None:

@@ -161,7 +161,7 @@ def test_deterministic_stages_only_with_D_and_with_the_mask(tmp_path) -> None:
 
 def test_shadow_mode_runs_plain_shadows_first_and_logs_table_2(tmp_path) -> None:
     ex, out = run_campaign(tmp_path, FairFuzzScheduler(), shadow=True)
-    havocs = [r for r in ex.requests if r.kind == StageKind.HAVOC and r.splice_with is None]
+    havocs = [r for r in ex.requests if r.kind == StageKind.HAVOC and not r.splice_with]
     assert havocs[0].shadow and havocs[0].mask is None
     assert not havocs[1].shadow and havocs[1].mask is not None
     assert havocs[0].budget == havocs[1].budget
