@@ -1,0 +1,30 @@
+"""A unit libclang cannot parse but the backend compiles must not lose its labels silently.
+
+Found on MPFR configured by gcc: mpfr.h declares _Decimal64 and _Float128 functions, libclang
+rejects them, and every MPFR file was built without a label, with no warning, nothing in the
+build summary and --labels-required exiting 0 (instrument/labels.py returns None on ParseError,
+as for a file with no decision).  The corpus program reproduces it with decimal floats.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import ffcc, have
+
+SOURCE = Path(__file__).resolve().parents[1] / "rewriters/adversarial/gcc_decimal_float.c"
+BACKENDS = [cc for cc in ("gcc", "clang") if have(cc)]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 17 point 9: libclang parse errors are swallowed")
+@pytest.mark.parametrize("cc", BACKENDS)
+def test_unparsable_unit_is_reported_and_fails_when_labels_are_required(cc, tmp_path):
+    built = ffcc(f"--cc={cc}", "--mcc", "--wm", "-o", f"{tmp_path}/", str(SOURCE))
+    summary = json.loads((tmp_path / "ffcc-build.json").read_text())
+    assert [u for u in summary["unlabelled"] if "gcc_decimal_float.c" in json.dumps(u)]
+    assert "gcc_decimal_float.c" in built.stderr
+    required = ffcc(f"--cc={cc}", "--mcc", "--wm", "--labels-required", "-c", str(SOURCE), "-o",
+                    str(tmp_path / "unit.o"), check=False)
+    assert required.returncode != 0
