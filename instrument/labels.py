@@ -234,6 +234,7 @@ class LabelBuilder:
         self.workdir = tempfile.mkdtemp(prefix="ffcc-labels-")
         self.units: list[LabelledUnit] = []
         self.unlabelled: list[UnlabelledUnit] = []  # built without labels, with the reason
+        self.unparsed: dict[str, str] = {}  # source -> libclang's first error
 
     def annotate(self, source: Source, flags: list[str]) -> LabelledUnit | None:
         """Write the annotated copy of one source; None when it gets no labels.
@@ -248,7 +249,8 @@ class LabelBuilder:
             return None
         try:
             result = annotate(source.path, [*self.macros, *flags], self.label_options)
-        except ParseError:
+        except ParseError as err:
+            self.unparsed[source.path] = str(err).split("; ")[0]
             return None
         if result.bounded:
             _note_bounded(source.path, result.bounded)
@@ -292,6 +294,19 @@ class LabelBuilder:
             self.units.remove(unit)
             self.unlabelled.append(UnlabelledUnit(unit.source, reason))
 
+    def unparsed_in(self, command: CompilerCommand) -> list[str]:
+        """The command's sources libclang could not parse (so they have no labels)."""
+        return [source.path for source in command.sources if source.path in self.unparsed]
+
+    def note_unparsed(self, paths: list[str]) -> None:
+        """Record sources built without labels because libclang could not parse them (the
+        backend could: e.g. gcc's _Decimal64); the build summary lists them."""
+        for path in paths:
+            reason = f"libclang cannot parse it: {self.unparsed[path]}"
+            self.unlabelled.append(UnlabelledUnit(path, reason))
+            print(f"ffcc: warning: {path}: built without labels, as {reason} "
+                  "(--labels-required makes this an error)", file=sys.stderr)
+
     def fix_dependency_files(self, paths: list[str]) -> None:
         """Make -MD output name the original sources, not the annotated copies."""
         for path in paths:
@@ -317,10 +332,26 @@ def _copy_times(source: str, copy: str) -> None:
 
 def compile_with_labels(argv: list[str], command: CompilerCommand, builder: LabelBuilder,
                         verbose: bool) -> int:
-    """Run one backend command with annotated sources.  If they do not compile, the command
-    fails with one line naming the first error (``--labels-required``), or runs again on the
-    original sources with a warning, and the builder records which units have no labels."""
+    """Run one backend command with annotated sources.  If they do not compile, or libclang
+    could not parse a source the backend compiles, the command fails with one line naming
+    the first error (``--labels-required``), or is built without those labels with a warning,
+    and the builder records which units have no labels."""
     units = builder.annotate_command(command)
+    unparsed = builder.unparsed_in(command)
+    if unparsed and builder.labels_required:
+        first = unparsed[0]
+        builder.unlabelled += [UnlabelledUnit(path, "libclang cannot parse it") for path in unparsed]
+        print(f"ffcc: error: {first}: libclang cannot parse it, so it gets no labels "
+              f"(--labels-required): {builder.unparsed[first]}", file=sys.stderr)
+        return 1
+    code = _compile(argv, command, units, builder, verbose)
+    if code == 0:
+        builder.note_unparsed(unparsed)
+    return code
+
+
+def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit],
+             builder: LabelBuilder, verbose: bool) -> int:
     if not units:
         return subprocess.run(argv).returncode
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})

@@ -2,8 +2,9 @@
 
 Found on MPFR configured by gcc: mpfr.h declares _Decimal64 and _Float128 functions, libclang
 rejects them, and every MPFR file was built without a label, with no warning, nothing in the
-build summary and --labels-required exiting 0 (instrument/labels.py returns None on ParseError,
-as for a file with no decision).  The corpus program reproduces it with decimal floats.
+build summary and --labels-required exiting 0.  Now such a unit is named in a warning and in
+ffcc-build.json's "unlabelled", and --labels-required makes it an error.  The corpus program
+reproduces it with decimal floats.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ SOURCE = Path(__file__).resolve().parents[1] / "rewriters/adversarial/gcc_decima
 BACKENDS = [cc for cc in ("gcc", "clang") if have(cc)]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 17 point 9: libclang parse errors are swallowed")
 @pytest.mark.parametrize("cc", BACKENDS)
 def test_unparsable_unit_is_reported_and_fails_when_labels_are_required(cc, tmp_path):
     built = ffcc(f"--cc={cc}", "--mcc", "--wm", "-o", f"{tmp_path}/", str(SOURCE))
