@@ -137,8 +137,8 @@ def _report_labels(builder, total: int) -> None:
     if unlabelled:
         print(f"ffcc: warning: {len(unlabelled)} of "
               f"{len(unlabelled) + len(builder.units)} labelled files were built without "
-              "labels, as their labelled code does not compile (--labels-required makes "
-              "this an error)", file=sys.stderr)
+              "labels, for the reasons above (--labels-required makes this an error)",
+              file=sys.stderr)
 
 
 def _unlabelled(builder) -> list:

@@ -30,23 +30,21 @@ int main(int argc, char **argv) {
 }
 """
 
-# A persistent, shared-memory-input target (AFL++ macros).
-PERSISTENT_C = r"""
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-__AFL_FUZZ_INIT();
-int main(void) {
-  __AFL_INIT();
-  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
-  while (__AFL_LOOP(10000)) {
-    int n = __AFL_FUZZ_TESTCASE_LEN;
-    if (n > 0 && buf[0] == 'P')
+
+def persistent_main(body: str, loops: int = 10000) -> str:
+    """A persistent target reading shared-memory test cases (AFL++'s macros): ``body`` runs
+    once per case with the case in ``buf``, ``n`` bytes of it (``continue`` skips a case).
+    unistd.h declares the read() that __AFL_FUZZ_TESTCASE_LEN calls outside a fuzzer."""
+    return ("#include <unistd.h>\n__AFL_FUZZ_INIT();\nint main(void) {\n  __AFL_INIT();\n"
+            "  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;\n"
+            f"  while (__AFL_LOOP({loops})) {{\n    int n = __AFL_FUZZ_TESTCASE_LEN;\n"
+            f"{body}  }}\n  return 0;\n}}\n")
+
+
+# A persistent, shared-memory-input target.
+PERSISTENT_C = "#include <stdlib.h>\n" + persistent_main("""    if (n > 0 && buf[0] == 'P')
       if (n > 1 && buf[1] == 'Q') abort();
-  }
-  return 0;
-}
-"""
+""")
 
 def reading_main(size: int) -> str:
     """The opening of a target's main: up to ``size`` bytes of the file named by argv[1] in

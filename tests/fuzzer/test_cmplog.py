@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fuzz_targets import ffuzz_env
+from fuzz_targets import ffuzz_env, persistent_main
 from helpers import (
     REPO,
     ffcc,
@@ -40,6 +40,14 @@ def build(tmp_path: Path, name: str, *options: str, sources: list[str] | None = 
     program = tmp_path / name / (Path((sources or sample_sources("magic"))[0]).stem)
     assert program.exists()
     return program
+
+
+def build_both(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
+    """The program ``text`` built plain and with --cmplog."""
+    source = tmp_path / f"{name}.c"
+    source.write_text(text)
+    return (build(tmp_path, "plain", sources=[str(source)]),
+            build(tmp_path, "cmplog", "--cmplog", sources=[str(source)]))
 
 
 def crashes(out: Path) -> list[Path]:
@@ -109,33 +117,18 @@ def test_c_0_fuzzes_a_target_that_logs_comparisons_itself(labels, tmp_path):
     assert int(stats(out)["cmplog_finds"]) >= 4
 
 
-PERSISTENT = r"""
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-__AFL_FUZZ_INIT();
-int main(void) {
-  __AFL_INIT();
-  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
-  while (__AFL_LOOP(10000)) {
-    int n = __AFL_FUZZ_TESTCASE_LEN;
-    char name[9] = {0};
+PERSISTENT = "#include <stdint.h>\n#include <stdlib.h>\n#include <string.h>\n" + persistent_main(
+    """    char name[9] = {0};
     uint32_t magic;
     if (n < 12) continue;
     memcpy(&magic, buf, 4);
     memcpy(name, buf + 4, 8);
     if (magic == 0xA5C3E1F0u && strcmp(name, "persist") == 0) abort();
-  }
-  return 0;
-}
-"""
+""")
 
 
 def test_a_persistent_target_running_batches(tmp_path):
-    source = tmp_path / "loop.c"
-    source.write_text(PERSISTENT)
-    plain = build(tmp_path, "plain", sources=[str(source)])
-    cmplog = build(tmp_path, "cmplog", "--cmplog", sources=[str(source)])
+    plain, cmplog = build_both(tmp_path, "loop", PERSISTENT)
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "s").write_bytes(b"\x01\x02\x03\x04resident")
@@ -240,10 +233,7 @@ int main(int argc, char **argv) {
 
 
 def test_a_hang_the_replacement_finds_is_saved(tmp_path):
-    source = tmp_path / "spin.c"
-    source.write_text(HANGING)
-    plain = build(tmp_path, "plain", sources=[str(source)])
-    cmplog = build(tmp_path, "cmplog", "--cmplog", sources=[str(source)])
+    plain, cmplog = build_both(tmp_path, "spin", HANGING)
     out = tmp_path / "out"
     argv = ["ffuzz", "-i", str(one_seed(tmp_path, b"ABCDEFGH")), "-o", str(out), "-E", "3000",
             "-t", "100", "--seed", "1", "-c", str(cmplog), "--", str(plain), "@@"]

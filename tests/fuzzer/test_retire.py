@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_targets import ffuzz_env, reading_main
+from fuzz_targets import ffuzz_env, persistent_main, reading_main
 from helpers import REPO, ffcc, one_seed, sample_sources
 from test_label_targets import read_stats
 
@@ -21,19 +21,9 @@ FORK_C = "#include <stdio.h>\n" + reading_main(8) + r"""  int level = b[0] < 100
   return 0;
 }
 """
-PERSISTENT_C = r"""#include <unistd.h>
-__AFL_FUZZ_INIT();
-int main(void) {
-  __AFL_INIT();
-  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
-  while (__AFL_LOOP(10000)) {
-    int n = __AFL_FUZZ_TESTCASE_LEN;
-    volatile int level = n > 0 && buf[0] < 100 ? 1 : 2;
+PERSISTENT_C = persistent_main("""    volatile int level = n > 0 && buf[0] < 100 ? 1 : 2;
     (void)level;
-  }
-  return 0;
-}
-"""
+""")
 
 
 def build_labelled(tmp_path: Path, source: str, name: str) -> Path:
