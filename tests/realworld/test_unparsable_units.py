@@ -3,7 +3,7 @@
 Found on MPFR configured by gcc: mpfr.h declares _Decimal64 and _Float128 functions, libclang
 rejects them, and every MPFR file was built without a label, with no warning, nothing in the
 build summary and --labels-required exiting 0.  Now such a unit is named in a warning and in
-ffcc-build.json's "unlabelled", and --labels-required makes it an error.  The corpus program
+ffcc-build.json's "unlabelled", and --labels-required makes it an error.  gcc_decimal_float.c
 reproduces it with decimal floats.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import ffcc, have
 
-SOURCE = Path(__file__).resolve().parents[1] / "rewriters/adversarial/gcc_decimal_float.c"
+SOURCE = Path(__file__).resolve().parent / "gcc_decimal_float.c"  # cannot have labels
 BACKENDS = [cc for cc in ("gcc", "clang") if have(cc)]
 
 

@@ -1,7 +1,7 @@
 /* A unit the backend compiles and libclang cannot parse: gcc's decimal floating types (as
    in mpfr.h when MPFR is configured by gcc, which enables them). ffcc --cc=gcc --mcc --wm
-   builds the file without labels and says nothing: no warning, no entry in the build summary,
-   and --labels-required does not fail (tests/realworld/test_unparsable_units.py).
+   must build it without labels and say so: a warning, an entry in the build summary, and an
+   error under --labels-required (tests/realworld/test_unparsable_units.py).
    clang 14 has no decimal floats: as ffcc's backend it compiles the double branch. */
 #include <stdio.h>
 
