@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fuzz_targets import ffuzz_env, persistent_main
+from fuzz_targets import ffuzz_env, persistent_main, reading_main
 from helpers import (
     REPO,
     ffcc,
@@ -215,17 +215,8 @@ def test_solved_operands_make_new_distinct_tokens():
     assert len(solved_tokens(many, set())) == 16
 
 
-HANGING = r"""
-#include <stdint.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-  unsigned char buf[8] = {0};
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return 1;
-  fread(buf, 1, sizeof buf, f);
-  fclose(f);
-  uint32_t magic;
-  __builtin_memcpy(&magic, buf, 4);
+HANGING = "#include <stdint.h>\n#include <stdio.h>\n" + reading_main(8) + r"""  uint32_t magic;
+  __builtin_memcpy(&magic, b, 4);
   if (magic == 0x5EEDF00Du) for (volatile int spin = 1; spin;) {}
   return 0;
 }
