@@ -20,8 +20,6 @@ after each so that the campaign saves what it found and may stop it.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -39,6 +37,7 @@ from ffcc.fuzzer.executor import (
     RunStatus,
     TargetCommand,
 )
+from ffcc.fuzzer.shm import SharedSegment
 from ffcc.runtime.abi import (
     CMPLOG_HITS,
     CMPLOG_INT,
@@ -55,41 +54,14 @@ COLORIZE_EXECS = 1000          # colorization runs per entry at most (and 2 per 
 CANDIDATES = 4096              # input-to-state runs per entry at most
 MIN_STRING = 2                 # shorter string operands only where colorization shows them
 
-_IPC_PRIVATE, _IPC_CREAT, _IPC_RMID = 0, 0o1000, 0
-
-
-class _Libc:
-    """System V shared memory, through ctypes (Python has no binding of its own)."""
-
-    def __init__(self) -> None:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        self.shmget = libc.shmget
-        self.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)
-        self.shmat = libc.shmat
-        self.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
-        self.shmat.restype = ctypes.c_void_p
-        self.shmdt = libc.shmdt
-        self.shmdt.argtypes = (ctypes.c_void_p,)
-        self.shmctl = libc.shmctl
-        self.shmctl.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-
-
 class CmplogSegment:
-    """The comparison-log segment: made here, removed at once (Linux lets the target attach
-    a removed segment by id until the last detach), so a killed ffuzz leaks nothing."""
+    """The comparison-log segment the cmplog build writes its records into."""
 
     def __init__(self) -> None:
-        self._libc = _Libc()
-        self.shm_id = self._libc.shmget(_IPC_PRIVATE, CMPLOG_SHM_SIZE, _IPC_CREAT | 0o600)
-        if self.shm_id < 0:
-            raise FuzzerError(f"cannot allocate the {CMPLOG_SHM_SIZE >> 20} MiB comparison "
-                              f"log (errno {ctypes.get_errno()})")
-        address = self._libc.shmat(self.shm_id, None, 0)
-        self._libc.shmctl(self.shm_id, _IPC_RMID, None)
-        if address in (None, ctypes.c_void_p(-1).value):
-            raise FuzzerError(f"cannot attach the comparison log (errno {ctypes.get_errno()})")
-        self._address = address
-        self.view = memoryview((ctypes.c_ubyte * CMPLOG_SHM_SIZE).from_address(address)).cast("B")
+        self._segment = SharedSegment(CMPLOG_SHM_SIZE, f"{CMPLOG_SHM_SIZE >> 20} MiB "
+                                      "comparison log")
+        self.shm_id = self._segment.shm_id
+        self.view = self._segment.view
 
     def clear(self) -> None:
         """Forget the last run's records (their hit counts)."""
@@ -99,10 +71,7 @@ class CmplogSegment:
         return cmplog_records(self.view)
 
     def close(self) -> None:
-        if self._address is not None:
-            self.view.release()
-            self._libc.shmdt(self._address)
-            self._address = None
+        self._segment.close()
 
 
 def check_cmplog_binary(binary: Path) -> None:

@@ -13,27 +13,18 @@ counts.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
 
-from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
 ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
 POLICIES = ("first", "never")  # retire a label when the queue first covers it, or never
-_IPC_PRIVATE, _IPC_CREAT, _IPC_EXCL, _IPC_RMID = 0, 0o1000, 0o2000, 0
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)
-_libc.shmat.restype = ctypes.c_void_p
-_libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
-_libc.shmctl.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-_libc.shmdt.argtypes = (ctypes.c_void_p,)
 
 
 class Retirement:
@@ -44,18 +35,9 @@ class Retirement:
         self._slots = np.flatnonzero([site is not None for site in labels.sites])
         self.retired = np.zeros(len(self._slots), dtype=bool)
         self._label_indices = self._slots  # map indices, once the map's size is known
-        size = max(labels.region_size, 1)
-        self.shm_id = _libc.shmget(_IPC_PRIVATE, size, _IPC_CREAT | _IPC_EXCL | 0o600)
-        if self.shm_id < 0:
-            raise FuzzerError(f"cannot allocate the label retirement segment: "
-                              f"{os.strerror(ctypes.get_errno())}")
-        address = _libc.shmat(self.shm_id, None, 0)
-        _libc.shmctl(self.shm_id, _IPC_RMID, None)  # freed with its last attachment
-        if address in (None, ctypes.c_void_p(-1).value):
-            raise FuzzerError(f"cannot attach the label retirement segment: "
-                              f"{os.strerror(ctypes.get_errno())}")
-        self._address: int | None = address
-        self.region = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
+        self._segment = SharedSegment(max(labels.region_size, 1), "label retirement segment")
+        self.shm_id = self._segment.shm_id
+        self.region = np.frombuffer(self._segment.view, dtype=np.uint8)
 
     @classmethod
     def for_target(cls, policy: str, labels: LabelMap | None) -> Retirement | None:
@@ -100,7 +82,6 @@ class Retirement:
                 os.environ[ENV_NAME] = previous
 
     def close(self) -> None:
-        if self._address is not None:
+        if hasattr(self, "region"):
             del self.region
-            _libc.shmdt(self._address)
-            self._address = None
+            self._segment.close()

@@ -6,7 +6,6 @@ Deliberately independent of ffuzz's native client, so the two check each other.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import struct
@@ -16,33 +15,23 @@ from pathlib import Path
 
 from helpers import poll_until
 
-IPC_PRIVATE, IPC_CREAT, IPC_RMID = 0, 0o1000, 0
+from ffcc.fuzzer.shm import SharedSegment
+
 HANG_WALL_SECONDS = 30  # a child that blocks instead of spinning is killed after this
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.shmat.restype = ctypes.c_void_p
-_libc.shmat.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
-_libc.shmget.argtypes = (ctypes.c_int, ctypes.c_size_t, ctypes.c_int)
-_libc.shmctl.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-_libc.shmdt.argtypes = (ctypes.c_void_p,)
 
 
-class SharedMap:
-    """A SysV shared-memory segment, as afl-fuzz allocates for the coverage map."""
+class SharedMap(SharedSegment):
+    """A coverage map as afl-fuzz allocates it (the segment helper is not the client under
+    test: the protocol is)."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
-        self.id = _libc.shmget(IPC_PRIVATE, size, IPC_CREAT | 0o600)
-        self.addr = _libc.shmat(self.id, None, 0)
+        super().__init__(size, "coverage map")
 
     def clear(self) -> None:
-        ctypes.memset(self.addr, 0, self.size)
+        self.view[:] = bytes(self.size)
 
     def bytes(self) -> bytes:
-        return ctypes.string_at(self.addr, self.size)
-
-    def close(self) -> None:
-        _libc.shmdt(self.addr)
-        _libc.shmctl(self.id, IPC_RMID, None)
+        return self.view.tobytes()
 
 
 @dataclass
@@ -63,7 +52,7 @@ class ForkServer:
         os.dup2(st_w, 199)
         try:
             self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         env={**os.environ, "__AFL_SHM_ID": str(self.map.id),
+                                         env={**os.environ, "__AFL_SHM_ID": str(self.map.shm_id),
                                               **(env or {})}, pass_fds=(198, 199))
         finally:
             for fd in (ctl_r, st_w, 198, 199):

@@ -6,7 +6,6 @@ under the test preamble, plain C), and a label its retirement byte retires stays
 
 from __future__ import annotations
 
-import ctypes
 import shutil
 from pathlib import Path
 
@@ -38,10 +37,9 @@ def label_counts(program: Path, inputs: list[Path], retire: dict[int, int] | Non
     env, region = {}, None
     if retire is not None:
         region = SharedMap(database.label_region)
-        region.clear()
         for slot, value in retire.items():
-            ctypes.memset(region.addr + slot, value, 1)
-        env[NAMES["FFCC_ENV_RETIRE_SHM_ID"]] = str(region.id)
+            region.view[slot] = value
+        env[NAMES["FFCC_ENV_RETIRE_SHM_ID"]] = str(region.shm_id)
     server = ForkServer([str(program), str(case)], env=env)
     try:
         start = label_region_start(hello_map_size(server.hello), database.label_region)
