@@ -127,9 +127,11 @@ def run(argv: list[str]) -> int:
             os.execv(backend_argv[0], backend_argv)
         status = subprocess.run(backend_argv).returncode
     else:
+        from .annotate_child import annotate_in_child
         from .labels import compile_with_labels
         try:
-            status = compile_with_labels(backend_argv, command, builder, opts.verbose)
+            units = annotate_in_child(builder, command)
+            status = compile_with_labels(backend_argv, command, builder, opts.verbose, units)
         finally:
             builder.cleanup()
         if builder.pruner is not None and builder.pruner.report.units:

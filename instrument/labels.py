@@ -331,12 +331,14 @@ def _copy_times(source: str, copy: str) -> None:
 
 
 def compile_with_labels(argv: list[str], command: CompilerCommand, builder: LabelBuilder,
-                        verbose: bool) -> int:
-    """Run one backend command with annotated sources.  If they do not compile, or libclang
+                        verbose: bool, units: list[LabelledUnit] | None = None) -> int:
+    """Run one backend command with annotated sources (``units``, when the builder has already
+    annotated them: annotate_child.py).  If they do not compile, or libclang
     could not parse a source the backend compiles, the command fails with one line naming
     the first error (``--labels-required``), or is built without those labels with a warning,
     and the builder records which units have no labels."""
-    units = builder.annotate_command(command)
+    if units is None:
+        units = builder.annotate_command(command)
     unparsed = builder.unparsed_in(command)
     if unparsed and builder.labels_required:
         first = unparsed[0]
