@@ -122,8 +122,8 @@ def _asm_string(line: str) -> str:
 
 
 def _moved(delta: str) -> str:
-    """x86-64 assembly putting the label's slot byte's address moved by ``delta`` in %[at]."""
-    return f"leaq %c[slot](%%rip), %[at]\\n\\taddq {delta}(%%rip), %[at]\\n\\t"
+    """x86-64 assembly putting the label's slot byte's address moved by ``delta`` in r11."""
+    return f"leaq %c[slot](%%rip), %%r11\\n\\taddq {delta}(%%rip), %%r11\\n\\t"
 
 
 def _slot(delta: str) -> str:
@@ -138,17 +138,19 @@ def _slot(delta: str) -> str:
 # edge of its own and nothing but its slot has its hit pattern.  On x86-64 the update is one
 # asm statement whose jumps the compiler never sees and which names no memory (the slot
 # bytes are nothing the program reads): a false predicate costs a test and a jump, and only
-# a true one computes the addresses, in a scratch register.  A C store through an
+# a true one computes the addresses, in r11 (clobbered: caller-saved and no argument register;
+# an output operand would need a C variable, which at -O0 takes a stack slot per label, so that
+# a label-dense function's frame grew by 8 bytes a label).  A C store through an
 # ``unsigned char *``, which may alias anything, compiled label-dense units 1.5-2x more
 # slowly and ran a third slower.  Elsewhere the update is that C.
 COUNT_FORM = (
     "#if defined(__x86_64__)\n"
-    "#define __FFCC_COUNT(i, p) do { __UINTPTR_TYPE__ __ffcc_at; __asm__ volatile("
+    "#define __FFCC_COUNT(i, p) do { __asm__ volatile("
     "\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
-    + _moved("__ffcc_retire_delta") + "cmpb $0, (%[at])\\n\\tjne 1f\\n\\t"
-    + _moved("__ffcc_label_delta") + "addb $1, (%[at])\\n\\tadcb $0, (%[at])\\n1:\" "
-    ": [at] \"=&r\"(__ffcc_at) : [hit] \"q\"((unsigned char)!!(p)), "
-    f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\"); }} while (0)\n"
+    + _moved("__ffcc_retire_delta") + "cmpb $0, (%%r11)\\n\\tjne 1f\\n\\t"
+    + _moved("__ffcc_label_delta") + "addb $1, (%%r11)\\n\\tadcb $0, (%%r11)\\n1:\" "
+    ": : [hit] \"q\"((unsigned char)!!(p)), "
+    f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\", \"r11\"); }} while (0)\n"
     "#else\n"
     "#define __FFCC_COUNT(i, p) do { unsigned char *__ffcc_slot = "
     + _slot("__ffcc_label_delta") + "; "
