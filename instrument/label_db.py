@@ -8,9 +8,10 @@ and writes ``<program>.labels.jsonl`` through ffcc.runtime.abi, which owns the f
 and format: a header record (format, version, label region size, label count), then one
 JSON line per label with id, slot, file, criterion, operator, line, column, function,
 original and predicate, "also" with the other operators whose objective the label is (where
-there are some: an MCC combination that is a COR mutant), and "pruned" with the reason when
-``--prune`` removed the label's body (prune.py).  The label region is sized from the slot
-section as the runtime sizes it.
+there are some: an MCC combination that is a COR mutant), "pruned" with the reason when
+``--prune`` removed the label's body (prune.py), and "gate": the slot of the gate of the
+label's site (labels.py), the unit's bytes after its label slots, one per site.  The label
+region is sized from the slot section as the runtime sizes it.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def _labels(slots: bytes, db: bytes) -> list[dict]:
             continue  # the linker dropped this unit's slots (e.g. --gc-sections)
         base = places.popleft() + abi.UNIT_HEADER_SIZE
         for record in records:
+            gate = {"gate": base + header["count"] + record["gate"]} if "gate" in record else {}
             labels.append({"slot": base + record["index"], "file": header["file"],
-                           **{k: record[k] for k in FIELDS if k in record}})
+                           **{k: record[k] for k in FIELDS if k in record}, **gate})
     labels.sort(key=lambda label: label["slot"])
     return [{"id": number, **label} for number, label in enumerate(labels)]
 

@@ -4,10 +4,11 @@ The rewriters return code whose labels read ``__FFCC_LABEL(i, (PRED));`` with a
 unit-local index.  This module writes what that means at run time, in the layout
 ffcc.runtime.abi defines (section names, unit header, map layout):
 
-* each unit reserves ``abi.UNIT_HEADER_SIZE + N`` bytes in section
-  ``abi.LABEL_SECTION``: the unit header (magic, unit id, label count) and one
-  slot byte per label; a label's map slot is its byte's offset from the section
-  start, so slots are fixed when the program is linked;
+* each unit reserves ``abi.UNIT_HEADER_SIZE + N + G`` bytes in section
+  ``abi.LABEL_SECTION``: the unit header (magic, unit id, label count), one
+  slot byte per label and one gate byte per site (never counted); a label's map
+  slot is its byte's offset from the section start, so slots are fixed when the
+  program is linked;
 * the unit's label records go, as JSON lines after a unit record (unit id,
   label count, file), into the non-allocated section ``abi.LABELDB_SECTION``,
   which the linker concatenates and archives carry along (label_db.py reads both
@@ -20,7 +21,9 @@ ffcc.runtime.abi defines (section names, unit header, map layout):
   fuzzer's retirement region), so a label is no edge and has no twin edge; for a
   foreign fuzzer (afl-clang-fast) it is a branch to a cold per-unit ``__ffcc_hit``
   behind an ``asm volatile``, so the label is an AFL++ edge.  Without ffcc's
-  runtime both deltas stay 0 and labels count in the section itself.
+  runtime both deltas stay 0 and labels count in the section itself.  For ffcc's
+  runtime under clang on x86-64, a site whose labels are all retired skips them
+  behind its gate (``GATE_FORM``), which reads the retirement byte of its gate slot.
 """
 
 from __future__ import annotations
@@ -126,10 +129,10 @@ def _moved(delta: str) -> str:
     return f"leaq %c[slot](%%rip), %%r11\\n\\taddq {delta}(%%rip), %%r11\\n\\t"
 
 
-def _slot(delta: str) -> str:
-    """The address, as ``unsigned char *``, of label ``i``'s slot byte moved by ``delta``."""
-    return (f"((unsigned char *)((__UINTPTR_TYPE__)&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]"
-            f" + {delta}))")
+def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
+    """The address, as ``unsigned char *``, of the unit's byte ``index`` (label ``i``'s slot)
+    moved by ``delta``."""
+    return f"((unsigned char *)((__UINTPTR_TYPE__)&__ffcc_unit_slots[{index}] + {delta}))"
 
 
 # Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
@@ -170,6 +173,35 @@ _BRANCH = (
 BRANCH_FORM = _HIT_ATTRIBUTES + _BRANCH
 
 
+# A site's gate: its label block (rewriters/rewrite.py) runs unless the retirement byte of the
+# site's gate slot is set, which the fuzzer does once every label of the site is retired
+# (fuzzer/retire.py); a retired site then costs a load, a compare and a jump.  Only for
+# clang's trace-pc-guard on x86-64: the jump is an ``asm goto``, whose edges sanitizer
+# coverage cannot split, so skipping the block reaches no new guard.  The block itself gets
+# a guard counting the site's runs, which stops counting with the site; its second, never
+# taken target (a block that ends in ``unreachable``) keeps the join after the block from
+# post-dominating the gate, so that the join, not the skippable block, carries the guard of
+# the code around the site (docs/LABELS.md).  ``__label__`` makes both labels local to the
+# block, so a site's text may occur twice in a function (macro arguments).  gcc's trace-pc
+# would hash the skip as a new block pair, and a foreign fuzzer never sets the byte: there,
+# and for pruning analysis, gates are nothing (NO_GATES).
+NO_GATES = "#define __FFCC_GATE_OPEN(g)\n#define __FFCC_GATE_CLOSE(g)\n"
+GATE_FORM = (
+    "#if defined(__clang__) && defined(__x86_64__)\n"
+    "#define __FFCC_GATE_OPEN(g) __label__ __ffcc_gate_skip, __ffcc_gate_never; "
+    "__asm__ goto(\"cmpb $0, (%[at])\\n\\tjne %l[__ffcc_gate_skip]\" : : [at] \"r\"("
+    + _slot("__ffcc_retire_delta", "__FFCC_GATE_SLOT(g)")
+    + ") : \"cc\" : __ffcc_gate_skip, __ffcc_gate_never);\n"
+    "#define __FFCC_GATE_CLOSE(g) goto __ffcc_gate_skip; "
+    "__ffcc_gate_never: __builtin_unreachable(); __ffcc_gate_skip: ;\n"
+    "#else\n" + NO_GATES + "#endif\n")
+
+
+def gate_count(records: list[dict]) -> int:
+    """Gates of a unit: one per site, numbered from 0 (records without one: none)."""
+    return 1 + max((r.get("gate", -1) for r in records), default=-1)
+
+
 def _label_macros(records: list[dict]) -> str:
     """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
     macros, so this holds at -O0 too; prune.py)."""
@@ -200,6 +232,7 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
     else branches, for a foreign fuzzer."""
     count = len(records)
+    gates = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
     db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
                            ensure_ascii=True)]
@@ -211,10 +244,11 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     return (
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
         deltas +
-        f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count}] "
+        f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count + gates}] "
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
+        f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
-        + _label_macros(records) +
+        + (GATE_FORM if branch_free else NO_GATES) + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")
 

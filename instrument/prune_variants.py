@@ -28,6 +28,7 @@ import json
 import re
 
 from .errors import FfccError
+from .labels import NO_GATES
 
 INFEASIBLE = "infeasible"
 TRIVIAL = "trivial"
@@ -103,9 +104,9 @@ def _group_end(text: str, start: int) -> int | None:
 
 
 def variant(text: str, macro: str, source: str) -> str:
-    """The annotated ``text`` preceded by ``macro`` (and the temporaries' prefix, empty);
-    ``#line`` keeps __FILE__ and lines."""
-    return f"{macro}\n#define __FFCC_TEMP\n#line 1 {json.dumps(source)}\n{text}"
+    """The annotated ``text`` preceded by ``macro`` (and the temporaries' prefix, empty; the
+    sites' gates, nothing); ``#line`` keeps __FILE__ and lines."""
+    return f"{macro}\n#define __FFCC_TEMP\n{NO_GATES}#line 1 {json.dumps(source)}\n{text}"
 
 
 def surviving_markers(assembly: str) -> set[tuple[str, int]]:

@@ -64,13 +64,13 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
         indexed: Indexed = [(len(labels) + i, request) for i, request in enumerate(requests)]
         mark = edits.checkpoint()
         try:
-            _place(unit, edits, site, indexed, f"{placed}_")
+            _place(unit, edits, site, indexed, placed)
         except EditConflict:
             edits.rollback(mark)
             by_site[id(site)] = (function, requests)
             continue
+        labels += _records(unit, function, site, indexed, also, placed)
         placed += 1
-        labels += _records(unit, function, site, indexed, also)
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
@@ -144,15 +144,17 @@ def _site_order(unit: Unit, site: Decision | Binop) -> tuple[int, int]:
     return start, -end
 
 
-def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, tag: str) -> None:
+def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, number: int
+           ) -> None:
+    """Edit site ``number`` of the unit (its temporaries' tag and its gate)."""
     if isinstance(site, Decision):
-        rewrite_decision(unit, edits, site, indexed, tag)
+        rewrite_decision(unit, edits, site, indexed, number)
     else:
-        rewrite_binop(edits, site, indexed, tag)
+        rewrite_binop(edits, site, indexed, number)
 
 
 def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,
-             also: dict[int, list[str]]) -> list[Label]:
+             also: dict[int, list[str]], number: int) -> list[Label]:
     """The records of one placed site's labels; position and original text are the site's,
     so they are worked out once, not once per label (a site has up to a dozen). A label whose
     objective other operators share names them (``MergedLabel.also``)."""
@@ -163,7 +165,7 @@ def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: In
         "x1": value_text(unit, site.rhs) or site.rhs_text}
     labels = []
     for index, request in indexed:
-        label = Label(index=index, criterion=request.operator.criterion,
+        label = Label(index=index, gate=number, criterion=request.operator.criterion,
                       operator=request.operator.id, file=unit.path, line=line, column=column,
                       function=function.name, original=original,
                       predicate=written(request.predicate, operands) if operands

@@ -55,6 +55,7 @@ class Label:
     """One label as the label database records it."""
 
     index: int
+    gate: int  # the label's site, numbered in the unit: its labels share one gate (rewrite.py)
     criterion: str  # "mcc" | "wm"
     operator: str  # stable id, a key of operators.OPERATORS: "mcc", "wm.ror.lt_le", ...
     file: str

@@ -13,8 +13,8 @@ guards); MCC labels read only atoms the original evaluated. The labels run after
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
     ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
-       __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1));
-       __FFCC_LABEL(0, (c0 == 1 && c1 == 1)); ...; d; })
+       { __FFCC_GATE_OPEN(0) __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1));
+         __FFCC_LABEL(0, (c0 == 1 && c1 == 1)); ... __FFCC_GATE_CLOSE(0) } d; })
 
 Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
 for the label; otherwise both are first stored in temporaries, in order. C leaves the order of
@@ -22,9 +22,15 @@ for the label; otherwise both are first stored in temporaries, in order. C leave
 no labels to a site where that order, or its wrapping in a statement expression, could change
 what the program computes (``order_exposed``)::
 
-    ({ __auto_type t0 = (e0); __auto_type t1 = (e1); __auto_type o0 = (t0); __auto_type o1 = (t1);
-       __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));
-       __FFCC_LABEL(3, (KILL(o0, o1))); t0 OP t1; })
+    ({ __auto_type t0 = (e0); __auto_type t1 = (e1);
+       { __FFCC_GATE_OPEN(1) __auto_type o0 = (t0); __auto_type o1 = (t1);
+         __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));
+         __FFCC_LABEL(3, (KILL(o0, o1))); __FFCC_GATE_CLOSE(1) } t0 OP t1; })
+
+A site's label code (copies, laundering, label statements) is one block between the gate of the
+site, numbered in the unit like the sites: the driver may make ``__FFCC_GATE_OPEN(g)`` skip the
+block once every label of the site is retired (docs/LABELS.md); the block declares nothing the
+site's value reads.
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
 read, are laundered in place; operands the original also uses are copied, and the copies laundered;
@@ -47,10 +53,11 @@ Indexed = list[tuple[int, LabelRequest]]
 PLACEHOLDER = re.compile(r"\$\{?([_A-Za-z][_A-Za-z0-9]*)")
 
 
-def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str | None = None,
-                     constant: frozenset[str] = frozenset(),
+def label_statements(labels: Indexed, values: dict[str, str], gate: int,
+                     copy_prefix: str | None = None, constant: frozenset[str] = frozenset(),
                      in_memory: frozenset[str] = frozenset()) -> str:
-    """``__FFCC_LABEL(i, (PRED));`` for each label, placeholders bound to opaque ``values``.
+    """``__FFCC_LABEL(i, (PRED));`` for each label, placeholders bound to opaque ``values``,
+    in a block behind site ``gate``'s gate.
 
     This is the one shape every label has: the driver decides what it compiles to (a branch
     to a hit, or a branch-free update of the label's slot; instrument/labels.py), so the
@@ -74,11 +81,13 @@ def label_statements(labels: Indexed, values: dict[str, str], copy_prefix: str |
         f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
         for index, request in labels
     )
-    return f"{prologue} {statements}" if prologue else statements
+    code = f"{prologue} {statements}" if prologue else statements
+    return f"{{ __FFCC_GATE_OPEN({gate}) {code} __FFCC_GATE_CLOSE({gate}) }}"
 
 
 def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Indexed,
-                     tag: str) -> None:
+                     number: int) -> None:
+    tag = f"{number}_"
     needs = frozenset().union(*(request.needs for _, request in labels))
     names = {need: f"__ffcc_{tag}{need}" for need in sorted(needs)}
     result = f"__ffcc_{tag}d"
@@ -86,7 +95,7 @@ def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Ind
     start, end = unit.span(decision.cursor)
     edits.wrap(start, end,
                f"({{ {TEMP} unsigned char {declarations}; {TEMP} int {result} = ",
-               f"; {label_statements(labels, names)} {result}; }})")
+               f"; {label_statements(labels, names, number)} {result}; }})")
     for node in decision.logic:
         _rewrite_logic(unit, edits, node, names)
     for atom in decision.atoms:
@@ -114,7 +123,8 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
         edits.replace(operator_at, operator_length, f"? ({skipped}, 1) :")
 
 
-def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> None:
+def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int) -> None:
+    tag = f"{number}_"
     start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
     constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
     in_memory = frozenset(name for name, register in zip(("x0", "x1"), site.in_register)
@@ -123,13 +133,13 @@ def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, tag: str) -> Non
     if site.plain:
         values = {"x0": promoted(site.lhs_text, site.bitfield[0]),
                   "x1": promoted(site.rhs_text, site.bitfield[1])}
-        statements = label_statements(labels, values, copy_prefix, constant, in_memory)
+        statements = label_statements(labels, values, number, copy_prefix, constant, in_memory)
         edits.wrap(start, end, f"({{ {statements} ", "; })")
         return
     first, second = f"__ffcc_{tag}x0", f"__ffcc_{tag}x1"
     promote = tuple("+" if bitfield else "" for bitfield in site.bitfield)
-    statements = label_statements(labels, {"x0": first, "x1": second}, copy_prefix, constant,
-                                  in_memory)
+    statements = label_statements(labels, {"x0": first, "x1": second}, number, copy_prefix,
+                                  constant, in_memory)
     edits.wrap(start, end, f"({{ {TEMP} __auto_type {first} = ({promote[0]}",
                f"); {statements} {first} {site.op} {second}; }})")
     gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset

@@ -18,7 +18,9 @@ of it.
 * Label database ``<program>.labels.jsonl`` (``db_path``): a header record
   ``{"format": "ffcc-labels", "version": 1, "label_region": bytes, "labels": count}``, then
   one JSON record per label in slot order, with at least "id" and "slot" (label_db.py lists
-  the other fields).  ffcc writes it after each link, ffuzz reads it; a reader refuses a
+  the other fields), and "gate": the slot of the gate of the label's site, a byte of the label
+  region that is no label (databases written before gates have none: their sites are never
+  skipped).  ffcc writes it after each link, ffuzz reads it; a reader refuses a
   format or version it does not know rather than guess where labels are.
 * Comparison log (``ffcc --cmplog``, ``ffuzz -c``): the segment's layout is in
   ffcc_protocol.h; ``cmplog_records`` reads a segment into ``CmpRecord`` values.
@@ -167,7 +169,7 @@ def read_label_db(program: str | os.PathLike[str]) -> LabelDatabase | None:
     region = header["label_region"]
     if region < 0 or region % MAP_ALIGN:
         raise LabelDbError(f"{path}: label region of {region} bytes is not a multiple of {MAP_ALIGN}")
-    last_slot = max((label["slot"] for label in labels), default=-1)
+    last_slot = max((max(label["slot"], label.get("gate", -1)) for label in labels), default=-1)
     if region <= last_slot:
         raise LabelDbError(f"{path}: a label region of {region} bytes cannot hold slot {last_slot}")
     return LabelDatabase(region, labels)
@@ -191,8 +193,9 @@ def _header(path: Path, line: str) -> dict[str, Any]:
 def _label(path: Path, number: int, line: str) -> dict[str, Any]:
     try:
         record = json.loads(line)
-        if not isinstance(record["id"], int) or not isinstance(record["slot"], int):
-            raise TypeError("id and slot must be integers")
+        if not all(isinstance(value, int) for value in (record["id"], record["slot"],
+                                                         record.get("gate", 0))):
+            raise TypeError("id, slot and gate must be integers")
     except (ValueError, KeyError, TypeError) as exc:
         raise LabelDbError(f"{path}:{number}: not a label record ({exc})") from None
     return record

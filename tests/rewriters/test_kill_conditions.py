@@ -92,6 +92,8 @@ HEAD = r"""#define _GNU_SOURCE
 static unsigned char hits[%(labels)d + 1];
 #define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
 #define __FFCC_TEMP
+#define __FFCC_GATE_OPEN(g)
+#define __FFCC_GATE_CLOSE(g)
 """
 # What the annotated file declares before its functions.
 TYPEDEFS = ("#include <float.h>\n#include <limits.h>\n#include <math.h>\ntypedef %s t;\n"

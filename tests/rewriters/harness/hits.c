@@ -4,6 +4,12 @@
 
 #define FFCC_MAX_LABELS 65536
 unsigned char __ffcc_hits[FFCC_MAX_LABELS];
+unsigned char __ffcc_gates[FFCC_MAX_LABELS]; /* one per site: set, its labels are skipped */
+
+__attribute__((constructor)) static void ffcc_close_gates(void) {
+  if (getenv("FFCC_GATES_CLOSED"))
+    for (int i = 0; i < FFCC_MAX_LABELS; i++) __ffcc_gates[i] = 1;
+}
 
 __attribute__((destructor)) static void ffcc_dump_hits(void) {
   const char *path = getenv("FFCC_HITS");
