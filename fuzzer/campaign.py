@@ -479,13 +479,16 @@ class Campaign:
 
     def retire_covered(self) -> None:
         """Retire the labels the queue covers.  The checksum of an entry that hit one no
-        longer describes its trace: checksum_of takes it again when it is next needed."""
+        longer describes its trace, nor, once a site's gate closed, that of any entry that
+        ran the site (its label code's edges stop too; which entries did, no trace says):
+        checksum_of takes it again when it is next needed."""
         if self.retirement is None:
             return
         retired = self.retirement.retire_covered(self.executor.virgin())
         if len(retired):
+            every = self.retirement.closed_now > 0
             self._stale_checksums |= {entry.id for entry in self.queue
-                                      if np.isin(retired, entry.edges).any()}
+                                      if every or np.isin(retired, entry.edges).any()}
 
     def checksum_of(self, entry: QueueEntry) -> int:
         """The entry's trace checksum as its runs have it now (trimming and input-to-state

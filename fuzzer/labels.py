@@ -5,10 +5,12 @@ The map is [edges][labels]; ffcc.runtime.abi owns that layout and the label data
 is at map index label_region_start(map_size, region) + s.  Slots are not dense: each
 instrumented unit's slots follow a small unit header, so only the slots the database names
 are labels.  Records marked "pruned" (infeasible or trivial, compiled to nothing by ffcc
---prune) still occupy their slot but are not labels the fuzzer counts.  For rarity and
-targeting labels are map bytes like edges, except that a retired label (retire.py) leaves
-the rarity computation; the fuzzer keeps each label's id, file, line and operator only to
-say which label a target or a count is.
+--prune) still occupy their slot but are not labels the fuzzer counts.  A record's "gate" is
+the slot of its site's gate: a byte of the label region that is no label and never counts,
+whose retirement byte makes the site skip all its labels (retire.py sets it once they are
+all retired).  For rarity and targeting labels are map bytes like edges, except that a
+retired label (retire.py) leaves the rarity computation; the fuzzer keeps each label's id,
+file, line and operator only to say which label a target or a count is.
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ class LabelSite:
 class LabelMap:
     sites: tuple[LabelSite | None, ...]  # label of slot s at position s, None where no label
     region_size: int                     # bytes of the map's label region
+    gates: tuple[int, ...] = ()          # gate slot of the label of slot s at position s, -1
+    # where no label or the database names no gate (sites of builds before gates never skip)
 
     @property
     def label_ids(self) -> tuple[int, ...]:
@@ -89,10 +93,12 @@ class LabelMap:
         if database is None:
             return None
         # Pruned labels are never hit and are not goals; their slots stay empty.
-        sites = {label["slot"]: LabelSite.of(label) for label in database.labels
-                 if not label.get("pruned")}
+        live = [label for label in database.labels if not label.get("pruned")]
+        sites = {label["slot"]: LabelSite.of(label) for label in live}
+        gates = {label["slot"]: label["gate"] for label in live if "gate" in label}
         size = max((label["slot"] for label in database.labels), default=-1) + 1
-        return cls(tuple(sites.get(s) for s in range(size)), database.label_region)
+        return cls(tuple(sites.get(s) for s in range(size)), database.label_region,
+                   tuple(gates.get(s, -1) for s in range(size)) if gates else ())
 
 
 def edge_region_end(labels: LabelMap | None, map_size: int) -> int:

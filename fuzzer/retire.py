@@ -10,6 +10,12 @@ that no longer counts would look rarer and rarer), and their coverage stays reco
 the virgin map, the queue entries and every report.  A target without ffcc's runtime
 (AFL++'s) never maps the segment, and every label of a target that does not find it
 counts.
+
+Once every label of a site is retired, the campaign also sets the retirement byte of the
+site's gate (labels.py), and a build whose gates are compiled in (clang on x86-64,
+docs/LABELS.md) skips the site's label code altogether: its predicates stop costing too.
+The label code's own edges (the guard of the skipped block, those of the predicates'
+short-circuits) then stop counting in every trace that ran the site.
 """
 from __future__ import annotations
 
@@ -35,6 +41,14 @@ class Retirement:
         self._slots = np.flatnonzero([site is not None for site in labels.sites])
         self.retired = np.zeros(len(self._slots), dtype=bool)
         self._label_indices = self._slots  # map indices, once the map's size is known
+        gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
+            if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
+        self._gated = gate_of_label >= 0
+        # gate slots, and for each gated label the position of its gate among them
+        self.gate_slots, self._gate_of = np.unique(gate_of_label[self._gated], return_inverse=True)
+        self._open_labels = np.bincount(self._gate_of, minlength=len(self.gate_slots))
+        self.closed = np.zeros(len(self.gate_slots), dtype=bool)  # gates whose byte is set
+        self.closed_now = 0  # gates the last retire_covered closed
         self._segment = SharedSegment(max(labels.region_size, 1), "label retirement segment")
         self.shm_id = self._segment.shm_id
         self.region = np.frombuffer(self._segment.view, dtype=np.uint8)
@@ -58,7 +72,19 @@ class Retirement:
         newly = (virgin[self._label_indices] != 0xFF) & ~self.retired
         self.region[self._slots[newly]] = 1
         self.retired |= newly
+        self.closed_now = self._close_gates(newly)
         return self._label_indices[newly]
+
+    def _close_gates(self, newly: np.ndarray) -> int:
+        """Set the byte of each gate whose last label ``newly`` retired; how many."""
+        if not newly.any() or not len(self.gate_slots):
+            return 0
+        self._open_labels -= np.bincount(self._gate_of[newly[self._gated]],
+                                         minlength=len(self.gate_slots))
+        closing = (self._open_labels == 0) & ~self.closed
+        self.region[self.gate_slots[closing]] = 1
+        self.closed |= closing
+        return int(np.count_nonzero(closing))
 
     def exclude(self, hits: np.ndarray) -> np.ndarray:
         """FairFuzz's rarity input without the retired labels (a zero count is no branch)."""

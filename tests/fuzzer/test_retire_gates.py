@@ -1,0 +1,187 @@
+"""Retired sites stop costing (issue 12, retirement): once every label of a site is retired,
+the campaign sets the site's gate byte, and a clang build skips the site's label code.  What
+the edge region then loses is the label code's own edges, nothing of the program's: a run
+of the retired build shows every edge count of the unretired run or none, lights no new
+edge, and sees every edge the code around the labels has (docs/LABELS.md, Retirement)."""
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from forkserver_client import ForkServer, SharedMap, hello_map_size
+from helpers import REPO, ffcc, sample_inputs, sample_sources
+
+from ffcc.fuzzer.labels import LabelMap, LabelSite
+from ffcc.fuzzer.retire import Retirement
+from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, NO_GATES
+from ffcc.runtime.abi import NAMES, LabelDatabase, label_region_start, read_label_db, write_label_db
+
+SAMPLE = "boundaries"
+
+
+def test_a_gate_closes_when_the_last_live_label_of_its_site_retires(tmp_path) -> None:
+    # Slots 0-1: one site (gate 10); 2 pruned and 3: another (gate 11); 4: a label of an
+    # older build, without a gate.
+    write_label_db(tmp_path / "p", LabelDatabase(64, [
+        {"id": 0, "slot": 0, "gate": 10}, {"id": 1, "slot": 1, "gate": 10},
+        {"id": 2, "slot": 2, "gate": 11, "pruned": "infeasible"}, {"id": 3, "slot": 3, "gate": 11},
+        {"id": 4, "slot": 4}]))
+    labels = LabelMap.load(tmp_path / "p")
+    assert labels is not None and labels.count == 4 and labels.gates == (10, 10, -1, 11, -1)
+    assert labels.site_at(256 - 64 + 10, 256) is None, "a gate slot is no label"
+    retirement = Retirement(labels)
+    try:
+        virgin = np.full(256, 0xFF, np.uint8)
+
+        def cover(*slots: int) -> list[int]:
+            virgin[[192 + slot for slot in slots]] = 0
+            return list(retirement.retire_covered(virgin))
+
+        assert cover(0) == [192] and retirement.closed_now == 0
+        assert retirement.region[10] == 0, "label 1 of the site still counts"
+        assert cover(1, 4) == [193, 196] and retirement.closed_now == 1
+        assert list(np.flatnonzero(retirement.region)) == [0, 1, 4, 10]
+        assert cover(3) == [195] and retirement.closed_now == 1, "the pruned label never counts"
+        assert list(np.flatnonzero(retirement.region)) == [0, 1, 3, 4, 10, 11]
+        assert cover() == [] and retirement.closed_now == 0
+        assert list(retirement.indices) == [192, 193, 195, 196], "gates are not retired labels"
+    finally:
+        retirement.close()
+
+
+def test_a_database_without_gates_retires_labels_only(tmp_path) -> None:
+    retirement = Retirement(LabelMap((LabelSite(0), LabelSite(1)), 8))
+    try:
+        virgin = np.zeros(32, np.uint8)
+        assert list(retirement.retire_covered(virgin)) == [24, 25]
+        assert retirement.closed_now == 0 and list(np.flatnonzero(retirement.region)) == [0, 1]
+    finally:
+        retirement.close()
+
+
+def build(tmp_path: Path, cc: str, level: str) -> Path:
+    out = tmp_path / f"{cc}{level}"
+    ffcc(f"--cc={cc}", "--mcc", "--wm", level, f"--keep-annotated={out}/annotated", "-o",
+         f"{out}/", *sample_sources(SAMPLE), cwd=REPO)
+    return out / SAMPLE
+
+
+def rebuild(program: Path, cc: str, level: str, replace: dict[str, str]) -> Path:
+    """The program's annotated unit built again with parts of its preamble replaced (same
+    slots; the database stays the original build's)."""
+    (annotated,) = (program.parent / "annotated").rglob(f"{SAMPLE}.c")
+    text = annotated.read_text()
+    for old, new in replace.items():
+        assert old in text
+        text = text.replace(old, new)
+    directory = program.parent / "rebuilt"
+    directory.mkdir()
+    (directory / f"{SAMPLE}.c").write_text(text)
+    ffcc(f"--cc={cc}", level, "-o", f"{directory}/", str(directory / f"{SAMPLE}.c"))
+    return directory / SAMPLE
+
+
+def traces(program: Path, database: LabelDatabase, inputs: list[bytes],
+           retired: list[int] = ()) -> tuple[np.ndarray, list[int]]:
+    """Map per input (rows) with the slots ``retired`` set in the retirement segment; the
+    runs' statuses."""
+    case = program.parent / "input"
+    segment = SharedMap(database.label_region)
+    for slot in retired:
+        segment.view[slot] = 1
+    server = ForkServer([str(program), str(case)],
+                        env={NAMES["FFCC_ENV_RETIRE_SHM_ID"]: str(segment.shm_id)})
+    try:
+        size = hello_map_size(server.hello)
+        rows, statuses = [], []
+        for data in inputs:
+            case.write_bytes(data)
+            run = server.run()
+            rows.append(np.frombuffer(run.map[:size], np.uint8))
+            statuses.append(run.status)
+        return np.stack(rows), statuses
+    finally:
+        server.close()
+        segment.close()
+
+
+def records_inputs(count: int) -> list[bytes]:
+    """Inputs of 1-4 records whose bytes sit at and around the sample's boundaries."""
+    rng = random.Random(1)
+    values = [0, 1, 3, 4, 7, 8, 9, 10, 16, 17, 18, 49, 50, 51, 99, 100, 101, 199, 200, 201, 255]
+    return [bytes(rng.choice(values) for _ in range(4 * rng.randint(1, 4)))
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_a_retired_site_skips_its_labels_and_only_label_code_edges_stop(tmp_path, level):
+    program = build(tmp_path, "clang", level)
+    database = read_label_db(program)
+    assert database is not None
+    by_gate: dict[int, list[int]] = {}
+    for label in database.labels:
+        by_gate.setdefault(label["gate"], []).append(label["slot"])
+    closed = sorted(by_gate)[::2]  # every other site retires entirely
+    closed_slots = [slot for gate in closed for slot in by_gate[gate]]
+    inputs = [path.read_bytes() for path in sample_inputs(SAMPLE)] + records_inputs(40)
+    before, statuses = traces(program, database, inputs)
+    after, _ = traces(program, database, inputs, closed_slots + closed)
+    start = label_region_start(before.shape[1], database.label_region)
+    slots = [label["slot"] for label in database.labels]
+    assert before[:, [start + gate for gate in by_gate]].sum() == 0, "a gate slot never counts"
+    assert after[:, [start + slot for slot in closed_slots]].sum() == 0, "closed sites are quiet"
+    kept = [start + slot for slot in slots if slot not in set(closed_slots)]
+    assert (after[:, kept] == before[:, kept]).all() and before[:, kept].any(), \
+        "the other sites count as before"
+    edges_before, edges_after = before[:, :start], after[:, :start]
+    changed = (edges_before != edges_after).any(axis=0)
+    assert changed.any(), "the skipped label code had edges of its own"
+    assert (edges_after[:, changed] == 0).all(), "an edge either keeps its counts or stops"
+    labels_only, _ = traces(program, database, inputs, closed_slots)
+    assert (labels_only[:, :start] == edges_before).all(), "retired labels alone change no edge"
+    assert statuses == traces(program, database, inputs, slots + list(by_gate))[1]
+
+
+def test_a_fully_retired_build_sees_every_edge_of_the_code_around_its_labels(tmp_path):
+    """-O0, where the optimiser moves no program code around the gates: the edges of the
+    program as the labelled text has it (labels and gates compiled to nothing) each have
+    the hit pattern of an edge of the fully retired build, over the inputs that do not
+    crash (a crash inside a site's own code, before the guard of the code around it, is
+    the documented exception)."""
+    program = build(tmp_path, "clang", "-O0")
+    database = read_label_db(program)
+    assert database is not None
+    around = rebuild(program, "clang", "-O0", {COUNT_FORM: "#define __FFCC_COUNT(i, p) ((void)0)\n",
+                                              GATE_FORM: NO_GATES})
+    inputs = records_inputs(200)
+    reference, statuses = traces(around, database, inputs)
+    retired = [label["slot"] for label in database.labels] + \
+        sorted({label["gate"] for label in database.labels})
+    got, _ = traces(program, database, inputs, retired)
+    start = label_region_start(got.shape[1], database.label_region)
+    quiet = [row for row, status in enumerate(statuses) if status & 0x7F == 0]
+
+    def patterns(maps: np.ndarray) -> set[bytes]:
+        return {column.tobytes() for column in maps[quiet, :start].T if column.any()}
+
+    assert len(quiet) > 150 and len(patterns(reference)) > 20
+    assert patterns(reference) <= patterns(got)
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="no gcc")
+def test_gcc_builds_have_no_gates(tmp_path) -> None:
+    """gcc's trace-pc hashes block pairs: a skipped block would be a new pair, so its gates
+    are nothing and a set gate byte changes nothing."""
+    program = build(tmp_path, "gcc", "-O2")
+    database = read_label_db(program)
+    assert database is not None
+    inputs = [path.read_bytes() for path in sample_inputs(SAMPLE)]
+    gates = sorted({label["gate"] for label in database.labels})
+    before, _ = traces(program, database, inputs)
+    after, _ = traces(program, database, inputs, gates)
+    assert (before == after).all()
+    start = label_region_start(before.shape[1], database.label_region)
+    assert before[:, start:].any()
