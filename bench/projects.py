@@ -25,6 +25,7 @@ class Project:
     configure: str              # {cc} is replaced by the compiler
     build: str
     check: str
+    clean: str = "make clean"   # undoes the build, keeps the configuration
 
     def source_dir(self, cache: Path) -> Path | None:
         found = sorted(p for p in cache.glob(f"{self.name}-*") if p.is_dir())
@@ -41,7 +42,8 @@ JQ = Project(
 CJSON = Project("cjson", ("cjson",), (),
                 "cmake -S . -B build -DCMAKE_C_COMPILER={cc} -DENABLE_CJSON_TEST=On "
                 "-DBUILD_SHARED_LIBS=Off -DENABLE_CUSTOM_COMPILER_FLAGS=Off",
-                "cmake --build build -j2", "cd build && ctest --output-on-failure")
+                "cmake --build build -j2", "cd build && ctest --output-on-failure",
+                "cmake --build build --target clean")
 # Numeric libraries whose own tests watch the floating-point environment.  MPFR's
 # tests, with these macros, trap division by zero and invalid operations
 # (feenableexcept) and fail when either flag is raised at the end of a test.

@@ -14,10 +14,13 @@ so each ffcc runs as a child of the build and not in the compile server.  Two fi
 build: the largest resident set of any one process (wait4's ru_maxrss over the
 whole process tree), and the peak of the proportional set sizes of all processes
 of the session alive at once (shared pages counted once), sampled every 50 ms (a
-lower bound: a spike shorter than that can be missed).
+lower bound: a spike shorter than that can be missed).  ``--repeat N`` builds each tree N
+times, plain and labelled in turn (the project's clean step in between, configured once), and
+reports medians with the peaks' range; the check runs once, on the last builds.
 
     nice -n 19 python bench/realworld_check.py --cc gcc mpfr4 pixman coreutils
     nice -n 19 python bench/realworld_check.py --json out.json zlib jq cjson
+    nice -n 19 python bench/realworld_check.py --repeat 3 coreutils
     nice -n 19 python bench/realworld_check.py --valgrind
 
 ``--valgrind``: every sample (samples/*/ with seeds), built by ffcc without labels
@@ -34,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,11 +67,21 @@ class Measure:
 @dataclass
 class Outcome:
     variant: str
-    build: Measure
+    build: Measure        # the median of ``builds``
     check_rc: int
     tests: dict[str, int]
+    builds: list[Measure] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
     unlabelled_files: int = 0
+
+
+@dataclass
+class Variant:
+    """One configured copy of a project: plain or labelled."""
+
+    name: str
+    tree: Path
+    env: dict[str, str]
 
 
 def session_pss_kb(session: int) -> int:
@@ -147,29 +161,73 @@ def label_counts(tree: Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def build_and_check(project: Project, variant: str, compiler: str, env: dict[str, str],
-                    workdir: Path) -> Outcome:
-    tree = fresh_copy(project, workdir / variant)
+def configured(project: Project, name: str, compiler: str, env: dict[str, str],
+               workdir: Path) -> Variant:
+    tree = fresh_copy(project, workdir / name)
     run_step(project.configure.format(cc=compiler), tree, env)  # ffcc's compile server helps
-    env = {**env, "FFCC_SERVER": "0"}
-    build = measured(project.build, tree, env)
+    return Variant(name, tree, {**env, "FFCC_SERVER": "0"})
+
+
+def built(project: Project, variant: Variant, again: bool) -> Measure:
+    """One measured build of ``variant`` (``again``: after undoing the previous one)."""
+    if again:
+        run_step(project.clean, variant.tree, variant.env)
+    build = measured(project.build, variant.tree, variant.env)
     if build.returncode != 0:
-        raise RuntimeError(f"{project.name} {variant} build failed:\n{build.output[-3000:]}")
-    check = measured(project.check, tree, env)
+        raise RuntimeError(f"{project.name} {variant.name} build failed:\n{build.output[-3000:]}")
+    print(f"  {variant.name}: build {build.seconds:.0f} s, largest process "
+          f"{build.max_process_kb // 1024} MB, build peak {build.peak_tree_kb // 1024} MB",
+          flush=True)
+    return build
+
+
+def median_build(builds: list[Measure]) -> Measure:
+    """Each figure's median over the builds (the last build's output)."""
+    return Measure(statistics.median(b.seconds for b in builds),
+                   int(statistics.median(b.max_process_kb for b in builds)),
+                   int(statistics.median(b.peak_tree_kb for b in builds)),
+                   max(b.returncode for b in builds), builds[-1].output)
+
+
+def checked(project: Project, variant: Variant, builds: list[Measure]) -> Outcome:
+    """The project's check on the last build of ``variant``, with the builds' figures."""
+    check = measured(project.check, variant.tree, variant.env)
     tests = test_counts(check.output)
     if not any(tests.values()) and check.returncode == 0:
         tests = {"pass": 1}  # a smoke check with no counted tests of its own
-    print(f"  {variant}: build {build.seconds:.0f} s, largest process "
-          f"{build.max_process_kb // 1024} MB, build peak {build.peak_tree_kb // 1024} MB, "
-          f"check rc {check.returncode} {tests}", flush=True)
+    print(f"  {variant.name}: check rc {check.returncode} {tests}", flush=True)
     if check.returncode != 0:
         print(check.output[-4000:], flush=True)
-    outcome = Outcome(variant, build, check.returncode, tests)
-    if variant == "labelled":
-        outcome.labels = label_counts(tree)
+    build = median_build(builds)
+    outcome = Outcome(variant.name, build, check.returncode, tests, builds)
+    if variant.name == "labelled":
+        outcome.labels = label_counts(variant.tree)
         outcome.unlabelled_files = build.output.count(UNLABELLED_MARK)
-    build.output = ""  # kept out of the JSON record
+    for measure in (build, *builds):
+        measure.output = ""  # kept out of the JSON record
     return outcome
+
+
+def build_and_check(project: Project, plain_cc: str, labels: str, repeat: int,
+                    workdir: Path) -> tuple[Outcome, Outcome]:
+    """Plain and labelled builds of ``project``, ``repeat`` times each, in turn (so that the
+    machine's load changes meet both alike), then each one's check."""
+    variants = (configured(project, "plain", plain_cc, {}, workdir),
+                configured(project, "labelled", "ffcc",
+                           {"FFCC_FLAGS": labels, "FFCC_CC": plain_cc}, workdir))
+    builds: dict[str, list[Measure]] = {v.name: [] for v in variants}
+    for round_ in range(repeat):
+        for variant in variants:
+            builds[variant.name].append(built(project, variant, again=round_ > 0))
+    plain, labelled = (checked(project, v, builds[v.name]) for v in variants)
+    return plain, labelled
+
+
+def peak_text(outcome: Outcome) -> str:
+    """The median build peak in MB, with the range when there were several builds."""
+    peaks = [b.peak_tree_kb / 1024 for b in outcome.builds]
+    spread = f" ({min(peaks):.0f}-{max(peaks):.0f})" if len(peaks) > 1 else ""
+    return f"{outcome.build.peak_tree_kb / 1024:.0f}{spread}"
 
 
 def table(rows: list[tuple[str, Outcome, Outcome]]) -> str:
@@ -187,8 +245,10 @@ def table(rows: list[tuple[str, Outcome, Outcome]]) -> str:
             name, tests(plain), tests(lab),
             f"{plain.build.seconds:.0f} / {lab.build.seconds:.0f} "
             f"(x{lab.build.seconds / plain.build.seconds:.1f})",
-            f"{plain.build.max_process_kb / 1024:.0f} / {lab.build.max_process_kb / 1024:.0f}",
-            f"{plain.build.peak_tree_kb / 1024:.0f} / {lab.build.peak_tree_kb / 1024:.0f}",
+            f"{plain.build.max_process_kb / 1024:.0f} / {lab.build.max_process_kb / 1024:.0f} "
+            f"(x{lab.build.max_process_kb / plain.build.max_process_kb:.2f})",
+            f"{peak_text(plain)} / {peak_text(lab)} "
+            f"(x{lab.build.peak_tree_kb / plain.build.peak_tree_kb:.2f})",
             f"{lab.labels.get('total', 0)} ({lab.labels.get('mcc', 0)}, {lab.labels.get('wm', 0)})",
             str(lab.unlabelled_files))))
     return "\n".join(lines)
@@ -249,6 +309,8 @@ def main() -> int:
     parser.add_argument("--cc", default="clang", help="the plain build's compiler and ffcc's backend")
     parser.add_argument("--workdir", type=Path, help="keep the build trees here")
     parser.add_argument("--json", type=Path, help="write every figure here")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="build each tree N times, plain and labelled in turn; medians")
     parser.add_argument("--valgrind", action="store_true", help="the samples under memcheck instead")
     args = parser.parse_args()
     if args.valgrind:
@@ -261,9 +323,8 @@ def main() -> int:
         for name in args.projects:
             project = PROJECTS[name]
             print(f"{name}:", flush=True)
-            plain = build_and_check(project, "plain", args.cc, {}, workdir)
-            labelled = build_and_check(project, "labelled", "ffcc",
-                                       {"FFCC_FLAGS": args.labels, "FFCC_CC": args.cc}, workdir)
+            plain, labelled = build_and_check(project, args.cc, args.labels, args.repeat,
+                                              workdir)
             rows.append((name, plain, labelled))
     print(table(rows))
     if args.json:
