@@ -118,7 +118,7 @@ def run(argv: list[str]) -> int:
     if needs_runtime(command, backend):
         from .runtime_cache import runtime_files
         rt = runtime_files(backend, command.arch_flags)
-    backend_argv = plan_compile(command, backend, rt)
+    backend_argv = plan_compile(command, backend, rt, labelled=builder is not None)
     if builder is None:
         if opts.verbose:
             print("ffcc: " + " ".join(backend_argv), file=sys.stderr)

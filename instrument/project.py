@@ -80,7 +80,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         raise FfccError(f"ffcc: error: cannot write to {out_dir}/: {err.strerror}") from err
 
     objects = [obj_dir / n for n in _object_names(command.sources)]
-    compiles = project_compiles(command, backend, objects)
+    compiles = project_compiles(command, backend, objects, labelled=builder is not None)
     try:
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             codes = list(pool.map(lambda argv: _run(argv, verbose, builder), compiles))

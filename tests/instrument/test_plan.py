@@ -5,6 +5,7 @@ from pathlib import Path
 from ffcc import runtime
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.plan import (
+    LABELLED_GCC_MEMORY,
     RuntimeFiles,
     analysis_argv,
     front_flags,
@@ -41,6 +42,20 @@ def test_compile_gets_macros_and_coverage_but_no_runtime():
 def test_gcc_uses_trace_pc():
     argv = plan(["-c", "a.c"], Backend("/usr/bin/gcc", GCC))
     assert "-fsanitize-coverage=trace-pc" in argv
+
+
+def test_labelled_gcc_compiles_collect_garbage_sooner():
+    gcc = Backend("/usr/bin/gcc", GCC)
+    cmd = parse_command(["-O2", "-c", "a.c"])
+    labelled = plan_compile(cmd, gcc, None, labelled=True)
+    assert labelled == [*plan_compile(cmd, gcc, None)[:-3], *LABELLED_GCC_MEMORY, "-O2", "-c", "a.c"]
+    assert plan_compile(cmd, CLANG_BE, None, labelled=True) == plan(["-O2", "-c", "a.c"])
+    link = parse_command(["a.o", "-o", "prog"])
+    assert not set(LABELLED_GCC_MEMORY) & set(plan_compile(link, gcc, RT, labelled=True))
+    objects = [Path("build/obj/a.o")]
+    project = parse_command(["a.c", "-o", "build/"])
+    assert project_compiles(project, gcc, objects, labelled=True)[0][1:] == [
+        *front_flags(project, gcc), *LABELLED_GCC_MEMORY, "-c", "a.c", "-o", "build/obj/a.o"]
 
 
 def test_executable_link_appends_runtime_after_user_inputs():
