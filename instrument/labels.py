@@ -124,11 +124,6 @@ def _asm_string(line: str) -> str:
     return line.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _moved(delta: str) -> str:
-    """x86-64 assembly putting the label's slot byte's address moved by ``delta`` in r11."""
-    return f"leaq %c[slot](%%rip), %%r11\\n\\taddq {delta}(%%rip), %%r11\\n\\t"
-
-
 def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
     """The address, as ``unsigned char *``, of the unit's byte ``index`` (label ``i``'s slot)
     moved by ``delta``."""
@@ -145,15 +140,33 @@ def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
 # an output operand would need a C variable, which at -O0 takes a stack slot per label, so that
 # a label-dense function's frame grew by 8 bytes a label).  A C store through an
 # ``unsigned char *``, which may alias anything, compiled label-dense units 1.5-2x more
-# slowly and ran a third slower.  Elsewhere the update is that C.
+# slowly and ran a third slower.  Elsewhere the update is that C.  Under clang the
+# instructions are an assembler macro, so that each label's asm statement is one short line:
+# clang works through an asm statement's text for every label (a seventh of a label-dense
+# unit's compile time at -O2), and the assembler expands the macro into the same code.  The
+# macro is defined once per assembly, as link-time optimisation joins units' top-level asm.
+# gcc gets the instructions themselves: it estimates an asm statement's size from its text,
+# and a one-line label made it inline more (a label-dense unit's code 15% larger).
+_COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
+              "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
+              "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
+              "addb $1, (%r11)", "adcb $0, (%r11)", "1:")
+_COUNT_MACRO = "\n".join((
+    ".ifndef .L__ffcc_count", ".set .L__ffcc_count, 1", ".macro __ffcc_count hit, slot",
+    *(line.replace("HIT", "\\hit").replace("SLOT", "\\slot") for line in _COUNT_ASM),
+    ".endm", ".endif"))
+_COUNT_INLINE = "\n\t".join(line.replace("%", "%%").replace("HIT", "%[hit]")
+                             .replace("SLOT", "%c[slot]") for line in _COUNT_ASM)
+_COUNT_OPERANDS = (": : [hit] \"q\"((unsigned char)!!(p)), "
+                   f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\", \"r11\"")
 COUNT_FORM = (
-    "#if defined(__x86_64__)\n"
-    "#define __FFCC_COUNT(i, p) do { __asm__ volatile("
-    "\"testb %[hit], %[hit]\\n\\tjz 1f\\n\\t"
-    + _moved("__ffcc_retire_delta") + "cmpb $0, (%%r11)\\n\\tjne 1f\\n\\t"
-    + _moved("__ffcc_label_delta") + "addb $1, (%%r11)\\n\\tadcb $0, (%%r11)\\n1:\" "
-    ": : [hit] \"q\"((unsigned char)!!(p)), "
-    f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\", \"r11\"); }} while (0)\n"
+    "#if defined(__x86_64__) && defined(__clang__)\n"
+    f"__asm__({json.dumps(_COUNT_MACRO)});\n"
+    "#define __FFCC_COUNT(i, p) do { __asm__ volatile(\"__ffcc_count %[hit], %c[slot]\" "
+    f"{_COUNT_OPERANDS}); }} while (0)\n"
+    "#elif defined(__x86_64__)\n"
+    f"#define __FFCC_COUNT(i, p) do {{ __asm__ volatile({json.dumps(_COUNT_INLINE)} "
+    f"{_COUNT_OPERANDS}); }} while (0)\n"
     "#else\n"
     "#define __FFCC_COUNT(i, p) do { unsigned char *__ffcc_slot = "
     + _slot("__ffcc_label_delta") + "; "
