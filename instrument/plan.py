@@ -122,18 +122,20 @@ def labelled_compile_flags(command: CompilerCommand, backend: Backend,
 # --- labels ------------------------------------------------------------------------------
 
 _NOT_FOR_PARSING = frozenset({"-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM"})
-_NOT_FOR_PARSING_WITH_VALUE = frozenset({"-MF", "-MT", "-MQ", "-o"})
+# --param tunes gcc's passes; to libclang it is an unused argument, an error under -Werror.
+_NOT_FOR_PARSING_WITH_VALUE = frozenset({"-MF", "-MT", "-MQ", "-o", "--param"})
 
 
 def parse_flags(command: CompilerCommand) -> list[str]:
-    """The options libclang needs to parse a unit like the compiler: no outputs, no deps."""
+    """The options libclang needs to parse a unit like the compiler: no outputs, no deps,
+    no gcc tuning."""
     flags, skip = [], False
     for option in command.options:
         if skip:
             skip = False
         elif option in _NOT_FOR_PARSING_WITH_VALUE:
             skip = True
-        elif option not in _NOT_FOR_PARSING:
+        elif option not in _NOT_FOR_PARSING and not option.startswith("--param="):
             flags.append(option)
     return flags
 

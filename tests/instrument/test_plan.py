@@ -93,6 +93,9 @@ def test_foreign_backend_adds_no_runtime():
 def test_libclang_parses_without_outputs_or_dependency_files():
     cmd = parse_command(["-O2", "-MD", "-MF", "a.d", "-Iinc", "-c", "a.c", "-o", "a.o", "-DX"])
     assert parse_flags(cmd) == ["-O2", "-Iinc", "-DX"]
+    tuned = parse_command(["--param", "max-inline-insns-auto=50", "--param=ggc-min-expand=30",
+                           "-Werror", "-c", "a.c"])
+    assert parse_flags(tuned) == ["-Werror"]  # gcc's --param is an error to libclang here
 
 
 def test_labelled_compile_swaps_sources_and_searches_their_directories_first():
