@@ -350,9 +350,9 @@ int ffcc_batch_run(ffcc_engine *e, uint32_t timeout_ms, uint64_t deadline_us, ui
  * stage's results wait to be judged (single runs, hang confirmation). */
 void ffcc_results_release(struct ffcc_children *c, uint32_t map_size)
 {
-    if (c->pending != c->seg || c->pending_next >= c->pending_count) return;
-    /* Keep the result being judged (pending_next - 1) and those after it. */
+    /* Keep the result being judged (pending_next - 1, the last one too) and those after it. */
     uint32_t from = c->pending_next ? c->pending_next - 1 : 0;
+    if (c->pending != c->seg || from >= c->pending_count) return;
     size_t data_at = 0;
     for (uint32_t i = from; i < c->pending_count; i++) {
         struct ffcc_result *r = &c->stash[i];
