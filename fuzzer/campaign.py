@@ -175,7 +175,8 @@ class Campaign:
             self.run_stage(masked, entry)
             if row is not None:
                 row.havoc_mask_execs, row.havoc_mask_hits = masked.execs, masked.target_hits
-        partners = self.splice_partners(entry) if self.scheduler.cursor.splicing else ()
+        partners = stages.splice_partners(self.queue, entry, self.rng, SPLICE_CYCLES) \
+            if self.scheduler.cursor.splicing else ()
         if partners and not self.stopping():
             self.run_stage(stages.splice(data, tuple(p.data for p in partners), mask, target,
                                          splice_budget(score), self.block_level),
@@ -228,17 +229,6 @@ class Campaign:
         data, _ = self.executor.trim(entry.data, target, self.checksum_of(entry))
         return data
 
-    def splice_partners(self, entry: QueueEntry) -> tuple[QueueEntry, ...]:
-        """The second parents of AFL's SPLICE_CYCLES splice cycles (none in a queue without
-        another entry of two bytes or more)."""
-        partners: list[QueueEntry] = []
-        while len(partners) < SPLICE_CYCLES:
-            partner = stages.pick_splice_partner(self.queue, entry, self.rng)
-            if partner is None:
-                break
-            partners.append(partner)
-        return tuple(partners)
-
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
                   partners: tuple[QueueEntry, ...] = ()) -> bool:
         """Run a stage, saving each finding as it comes (with the splice partner that made
@@ -281,9 +271,8 @@ class Campaign:
             return
         entry.data = data
         entry.focus = None
-        entry.exec_us, entry.bitmap_size = cal.exec_us, cal.bitmap_size
         write_atomic(entry.path, data)
-        self.queue.update_rating(entry)
+        self.queue.remeasure(entry, cal.exec_us, cal.bitmap_size)
 
     def stopping(self) -> bool:
         """Whether to stop (signal, -V, -E, AFL_BENCH_UNTIL_CRASH); also refreshes the status

@@ -240,6 +240,7 @@ class NativeExecutor:
         self._extra_env = extra_env or {}  # e.g. the comparison log of a cmplog build
         self.timeout_ms = timeout_ms
         self._execs_per_slice = 64
+        self._counters = ffi.new("struct ffcc_counters *")  # read at every stop check
         size = lib.FFCC_MAX_HELLO_MAPSIZE
         for _ in range(2):
             engine = lib.ffcc_engine_new(size, seed)
@@ -400,7 +401,7 @@ class NativeExecutor:
         return self._var_bytes
 
     def counters(self) -> Counters:
-        c = ffi.new("struct ffcc_counters *")
+        c = self._counters
         lib.ffcc_engine_counters(self._engine, c)
         return Counters(int(c.execs), int(c.crashes), int(c.hangs), int(c.slowest_exec_ms))
 

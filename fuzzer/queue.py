@@ -57,6 +57,8 @@ class Queue:
         self._top_rated = np.full(map_size, -1, dtype=np.int64)
         self._top_factor = np.full(map_size, np.iinfo(np.int64).max, dtype=np.int64)
         self._dirty = False
+        self._exec_us_total = 0  # sums over the entries: the means cost O(1) per fuzzed entry
+        self._bitmap_total = 0
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -75,6 +77,15 @@ class Queue:
         if entry.id != len(self.entries):
             raise ValueError(f"queue ids are dense: expected {len(self.entries)}, got {entry.id}")
         self.entries.append(entry)
+        self._exec_us_total += entry.exec_us
+        self._bitmap_total += entry.bitmap_size
+        self.update_rating(entry)
+
+    def remeasure(self, entry: QueueEntry, exec_us: int, bitmap_size: int) -> None:
+        """New calibration figures for an entry of the queue (its bytes were trimmed)."""
+        self._exec_us_total += exec_us - entry.exec_us
+        self._bitmap_total += bitmap_size - entry.bitmap_size
+        entry.exec_us, entry.bitmap_size = exec_us, bitmap_size
         self.update_rating(entry)
 
     def update_rating(self, entry: QueueEntry) -> None:
@@ -119,7 +130,7 @@ class Queue:
         return max((e.depth for e in self.entries), default=0)
 
     def mean_exec_us(self) -> float:
-        return float(np.mean([e.exec_us for e in self.entries])) if self.entries else 0.0
+        return self._exec_us_total / len(self.entries) if self.entries else 0.0
 
     def mean_bitmap_size(self) -> float:
-        return float(np.mean([e.bitmap_size for e in self.entries])) if self.entries else 0.0
+        return self._bitmap_total / len(self.entries) if self.entries else 0.0

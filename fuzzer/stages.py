@@ -99,6 +99,18 @@ def splice(data: bytes, partners: tuple[bytes, ...], mask: np.ndarray | None,
                                           target=target, splice_with=partners, cycle=level)),))
 
 
+def splice_partners(queue: Queue, entry: QueueEntry, rng: random.Random,
+                    count: int) -> tuple[QueueEntry, ...]:
+    """The second parents of `count` splice cycles, each a random other entry of at least
+    two bytes (repeats allowed, as AFL draws each cycle's anew): twice as many indices in
+    one draw (cheap per fuzzed entry), then one at a time for what they missed."""
+    drawn = (queue[i] for i in rng.choices(range(len(queue)), k=2 * count))
+    partners = [other for other in drawn if other is not entry and len(other.data) >= 2][:count]
+    while len(partners) < count and (partner := pick_splice_partner(queue, entry, rng)):
+        partners.append(partner)
+    return tuple(partners)
+
+
 def pick_splice_partner(queue: Queue, entry: QueueEntry, rng: random.Random) -> QueueEntry | None:
     """A random other entry of at least two bytes: a few random draws (AFL's way, and no
     listing of the queue for each of an entry's splice cycles), then a scan."""

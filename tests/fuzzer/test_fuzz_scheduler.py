@@ -185,6 +185,18 @@ def test_cull_picks_the_cheapest_entry_per_edge() -> None:
     assert queue.pending_favoured == 2 and queue.favoured_count == 2
 
 
+def test_queue_means_follow_added_and_remeasured_entries() -> None:
+    queue = Queue(8)
+    assert queue.mean_exec_us() == queue.mean_bitmap_size() == 0.0
+    first, second = entry(0, [1, 2], exec_us=100), entry(1, [3, 4, 5, 6], exec_us=300)
+    queue.add(first)
+    queue.add(second)
+    assert (queue.mean_exec_us(), queue.mean_bitmap_size()) == (200.0, 3.0)
+    queue.remeasure(second, exec_us=50, bitmap_size=2)
+    assert (second.exec_us, second.bitmap_size) == (50, 2)
+    assert (queue.mean_exec_us(), queue.mean_bitmap_size()) == (75.0, 2.0)
+
+
 def test_a_frozen_target_is_blacklisted_and_the_next_rarest_taken() -> None:
     hits = np.array([0, 3, 2, 900], np.uint32)
     queue = Queue(4)
