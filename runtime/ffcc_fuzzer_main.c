@@ -25,8 +25,18 @@ extern uint32_t *__afl_fuzz_len;
 extern uint8_t *__afl_fuzz_ptr;
 int __afl_sharedmem_fuzzing = 1;
 
-/* Iterations per forked process before a fresh one is forked. */
-#define PERSISTENT_ITERATIONS 10000
+/* Iterations per forked process before a fresh one is forked, unless
+ * FFCC_ENV_LOOPCOUNT says otherwise: a fork costs about as much as a few
+ * thousand fast iterations, and a fresh process bounds what a leaking target
+ * accumulates. */
+#define PERSISTENT_ITERATIONS 100000
+
+static unsigned int loop_count(void) {
+  const char *text = getenv(FFCC_ENV_LOOPCOUNT);
+  char *end;
+  unsigned long n = text ? strtoul(text, &end, 10) : 0;
+  return text && *end == '\0' && n > 0 && n <= UINT32_MAX ? (unsigned int)n : PERSISTENT_ITERATIONS;
+}
 
 /* afl-fuzz detects these modes by grepping the binary for the signatures. */
 static volatile const char *const signatures[] __attribute__((used)) = {FFCC_SIG_PERSISTENT,
@@ -93,7 +103,8 @@ int main(int argc, char **argv) {
 
   if (getenv(FFCC_ENV_SHM_ID)) {
     __afl_manual_init();
-    while (__afl_persistent_loop(PERSISTENT_ITERATIONS)) {
+    unsigned int iterations = loop_count();
+    while (__afl_persistent_loop(iterations)) {
       if (__afl_fuzz_ptr) {
         run_shared();
       } else if (input) {

@@ -18,6 +18,9 @@
 #define FFCC_ENV_CMPLOG_SHM_ID "__FFCC_CMPLOG_SHM_ID"
 /* ffcc's own: the label retirement region a fuzzer offers (ffcc_protocol.h). */
 #define FFCC_ENV_RETIRE_SHM_ID "__FFCC_RETIRE_SHM_ID"
+/* Iterations of a libFuzzer harness's persistent loop per forked process
+ * (read by ffcc's harness main, as AFL++'s libFuzzer driver reads it). */
+#define FFCC_ENV_LOOPCOUNT "AFL_FUZZER_LOOPCOUNT"
 #define FFCC_SIG_PERSISTENT "##SIG_AFL_PERSISTENT##"
 #define FFCC_SIG_DEFER "##SIG_AFL_DEFER_FORKSRV##"
 

@@ -146,6 +146,27 @@ def test_libfuzzer_harness_gets_a_main(backend, tmp_path):
     assert run_program([str(exe), str(bug)]).status == -signal.SIGABRT
 
 
+def test_harness_loop_runs_afl_fuzzer_loopcount_iterations_per_process(tmp_path):
+    """ffcc's harness main forks a fresh process after AFL_FUZZER_LOOPCOUNT iterations (as
+    AFL++'s libFuzzer driver does): the last iteration of each process ends in its exit."""
+    src, exe, case = tmp_path / "harness.c", tmp_path / "harness", tmp_path / "case"
+    src.write_text(HARNESS)
+    case.write_bytes(b"abc")
+    ffcc(str(src), "-o", str(exe))
+    server = ForkServer([str(exe), str(case)],
+                        env={"__AFL_PERSISTENT": "1", "AFL_FUZZER_LOOPCOUNT": "2"})
+    try:
+        pids, stopped = [], []
+        for _ in range(4):
+            server.write_word(0)
+            pids.append(server.read_word())
+            stopped.append(os.WIFSTOPPED(server.read_word()))
+    finally:
+        server.close()
+    assert stopped == [True, False, True, False]
+    assert pids[0] == pids[1] != pids[2] == pids[3]
+
+
 def test_program_main_wins_over_harness_main(tmp_path):
     src = tmp_path / "both.c"
     src.write_text(HARNESS + "int main(void) { puts(\"own main\"); return 7; }\n")
