@@ -21,6 +21,7 @@ having side effects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from clang.cindex import Cursor, CursorKind, TypeKind
@@ -209,7 +210,7 @@ def _is_pointer(cursor: Cursor) -> bool:
     return canonical_kind(cursor) == TypeKind.POINTER
 
 
-def _check_subscript(kids: list[Cursor]) -> None:
+def _check_subscript(kids: Sequence[Cursor]) -> None:
     """Only ``a[K]``: an array object (its own path checked by the caller) and a constant index
     known to be within its bound. Anything else may read memory the program never owned."""
     base_type = strip_implicit(kids[0]).type.get_canonical()
@@ -220,7 +221,7 @@ def _check_subscript(kids: list[Cursor]) -> None:
         raise Unguardable("subscript whose index is not a constant within the bound")
 
 
-def _binary_guard(cursor: Cursor, op: str, kids: list[Cursor], unit: Unit,
+def _binary_guard(cursor: Cursor, op: str, kids: Sequence[Cursor], unit: Unit,
                   found: list[str], rename: Rename | None) -> None:
     result = canonical_kind(cursor)
     if op in ("+", "-") and any(_is_pointer(kid) for kid in kids):

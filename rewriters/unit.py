@@ -360,24 +360,51 @@ def _handle(file: cindex.File) -> int | None:
     return ctypes.cast(file.obj, ctypes.c_void_p).value
 
 
-def _append_child(child: Cursor, _parent: Cursor, found: list[Cursor]) -> int:
+class _Cursor(Cursor):
+    """The cursors ``children`` lists: ``kind`` is one list lookup.  The rewriters ask every
+    node's kind many times, and the bindings' property checks the kind number on each call."""
+
+    @property
+    def kind(self) -> CursorKind:
+        return _CURSOR_KINDS[self._kind_id]
+
+
+_CURSOR_KINDS = CursorKind._kinds
+
+
+def _append_child(child: _Cursor, _parent: _Cursor, found: list[_Cursor]) -> int:
     found.append(child)
     return 1  # CXChildVisit_Continue
 
 
-_APPEND_CHILD = cindex.callbacks["cursor_visit"](_append_child)  # one C callback for every walk
+_VISIT = ctypes.CFUNCTYPE(ctypes.c_int, _Cursor, _Cursor, ctypes.py_object)
+_APPEND_CHILD = _VISIT(_append_child)  # one C callback for every walk
+_visit_children = cindex.conf.lib["clang_visitChildren"]  # a binding of its own, for _VISIT
+_visit_children.argtypes = [Cursor, _VISIT, ctypes.py_object]
+_visit_children.restype = ctypes.c_uint
 
 
-def children(cursor: Cursor) -> list[Cursor]:
-    """The node's children, as ``cursor.get_children()`` lists them, for half the time: the
-    bindings' visitor asserts each child is not the null cursor (two more libclang calls per
-    child), and wraps a new C callback per call.  Children keep the translation unit alive."""
-    found: list[Cursor] = []
-    cindex.conf.lib.clang_visitChildren(cursor, _APPEND_CHILD, found)
+def children(cursor: Cursor) -> tuple[Cursor, ...]:
+    """The node's children, as ``cursor.get_children()`` lists them, for a fraction of the
+    time: the bindings' visitor asserts each child is not the null cursor (two more libclang
+    calls per child) and wraps a new C callback per call, and the rewriters ask for a node's
+    children four times on average, so each node's are listed once and kept with the
+    translation unit (by the cursor's bytes: hashing a cursor is a libclang call).  Children
+    keep the translation unit alive."""
     tu = cursor._tu
-    for child in found:
-        child._tu = tu
-    return found
+    try:
+        listed: dict[bytes, tuple[Cursor, ...]] = tu._ffcc_children
+    except AttributeError:
+        listed = tu._ffcc_children = {}
+    key = bytes(cursor)
+    kids = listed.get(key)
+    if kids is None:
+        found: list[_Cursor] = []
+        _visit_children(cursor, _APPEND_CHILD, found)
+        for child in found:
+            child._tu = tu
+        kids = listed[key] = tuple(found)
+    return kids
 
 
 def function_body(function: Cursor) -> Cursor | None:

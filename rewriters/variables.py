@@ -123,7 +123,7 @@ class Variables:
                 self._reads_changeable(cursor) or any(self.reads(kid) for kid in children(cursor)))
         return found
 
-    def place(self, cursor: Cursor) -> list[Cursor]:
+    def place(self, cursor: Cursor) -> Sequence[Cursor]:
         """The values evaluated to find the object ``cursor`` designates, without reading it
         (the left operand of ``=``): none for a name, the pointer for ``*p`` or ``p->f``."""
         node = _unparenthesised(cursor)
