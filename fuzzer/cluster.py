@@ -7,11 +7,13 @@ Each instance is a Ray actor holding one CPU (Ray places them over the nodes, on
 that runs `ffuzz -M main` or `-S secK` on its node's local disk (cluster_worker.py).
 Instances exchange queue entries and FairFuzz hit counts only through Ray, by way of one
 hub actor on this machine (cluster_hub.py); no shared filesystem, no protocol of our own.
-This process, the head, copies every instance's queue, crashes, hangs, plot_data and
-fuzzer_stats from the hub into `-o out/NAME/`, so `out` is an AFL++ sync directory
-(afl-whatsup, afl-plot, `ffuzz report` read it), shows the summed numbers and stops the
-instances together.  Without --address, a Ray instance is started on this machine for the
-campaign.  The hub's traffic counters are saved in out/ffuzz_cluster.json.
+The hub writes every instance's queue, crashes, hangs, plot_data, fuzzer_stats and state
+file into `-o out/NAME/`, so `out` is an AFL++ sync directory (afl-whatsup, afl-plot,
+`ffuzz report` read it); this process, the head, shows the summed numbers and stops the
+instances together.  `-i -` resumes a campaign from `out`: each instance from its
+directory there, wherever Ray places it.  Without --address, a Ray instance is started on
+this machine for the campaign.  The hub's traffic counters are saved in
+out/ffuzz_cluster.json (summed over the sessions of a resumed campaign).
 docs/CLUSTER.md says what each node needs.
 """
 from __future__ import annotations
@@ -21,7 +23,6 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
@@ -29,25 +30,28 @@ from typing import Any
 
 import click
 
-from ffcc.fuzzer.cluster_hub import MAIN, Gathered, Hub
+from ffcc.fuzzer.cluster_hub import File, Hub
 from ffcc.fuzzer.cluster_worker import Ended, Worker, node_cores, node_cpu
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.launcher import (
+    CMPLOG_OPTIONS,
+    InstancePlan,
     StatusLine,
     combined,
     how_it_ended,
+    instance_names,
     plan_instances,
     stop_signals,
+    take_option,
 )
-from ffcc.fuzzer.outdir import append_line, id_of
+from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.seeds import read_seeds
-from ffcc.fuzzer.sync import MAIN_MARK
 from ffcc.runtime.files import write_atomic
 
 METRICS_FILE = "ffuzz_cluster.json"
 NOT_PASSED = {"-i", "-o", "-M", "-S", "-F", "-j", "--jobs"}  # the cluster decides these
-GATHER_EVERY = 1.0
 STOP_GRACE = 60.0
+SHOW_EVERY = 1.0  # seconds between two readings of the instances' fuzzer_stats
 ENV_PREFIXES = ("AFL_", "FFCC_")  # passed on to every instance, wherever it runs
 
 
@@ -80,49 +84,42 @@ class WorkerActor(Worker):
 # -- the head's output directory -------------------------------------------
 
 class HeadOutput:
-    """`-o out`: every instance's files as the hub gathered them, in AFL++'s layout."""
+    """`-o out`: the hub writes every instance's files into it, in AFL++'s layout; here
+    it is checked before the campaign and its counters saved after."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.cursors: dict[str, tuple[int, int, int, int]] = {}
 
-    def open(self) -> None:
-        if self.root.exists() and any(id_of(p.name) is not None
-                                      for p in self.root.glob("*/queue/*")):
-            raise FuzzerError(f"{self.root} holds a previous campaign: choose another "
-                              "output directory (ffuzz cluster does not resume)")
+    def instances(self) -> list[str]:
+        """The instances of a campaign saved here: those with queue entries."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir()
+                      if p.is_dir() and OutputDir(self.root, p.name).has_campaign())
+
+    def open(self, resume: bool) -> list[str]:
+        """Make sure `out` is what the campaign needs (a new one: nothing saved; a resumed
+        one: something); the names of the instances saved there."""
+        saved = self.instances()
+        if resume and not saved:
+            raise FuzzerError(f"nothing to resume: no instance in {self.root} has queue entries")
+        if not resume and saved:
+            raise FuzzerError(f"{self.root} holds a previous campaign: resume it with -i - "
+                              "(or AFL_AUTORESUME=1), or choose another output directory")
         self.root.mkdir(parents=True, exist_ok=True)
+        return saved
 
-    def take(self, gathered: Gathered) -> None:
-        for name, report in gathered.reports.items():
-            directory = self.root / name
-            for folder, files in (("queue", report.queue), ("crashes", report.crashes),
-                                  ("hangs", report.hangs)):
-                (directory / folder).mkdir(parents=True, exist_ok=True)
-                for file_name, data in files:
-                    write_atomic(directory / folder / file_name, data)
-            if name == MAIN:
-                write_atomic(directory / MAIN_MARK, b"")
-            if report.plot_tail:
-                append_line(directory / "plot_data", report.plot_tail.decode())
-            for file_name, data in report.files.items():
-                write_atomic(directory / file_name, data)
-        self.cursors = gathered.cursors
+    def save_counters(self, metrics: dict[str, Any]) -> None:
+        """The hub's counters, added to those of the campaign's earlier sessions."""
+        path = self.root / METRICS_FILE
+        if path.exists():
+            earlier = json.loads(path.read_text())
+            metrics = {key: value if key == "instances" else value + earlier.get(key, 0)
+                       for key, value in metrics.items()}
+        write_atomic(path, json.dumps(metrics, indent=1).encode())
 
 
 # -- the campaign ------------------------------------------------------------
-
-def option_value(options: Sequence[str], names: tuple[str, ...]) -> str | None:
-    """The last value given to one of these options (`-p afl`, `--schedule=afl`)."""
-    value = None
-    for position, word in enumerate(options):
-        if word in names and position + 1 < len(options):
-            value = options[position + 1]
-        for name in names:
-            if word.startswith(name + "="):
-                value = word[len(name) + 1:]
-    return value
-
 
 def instance_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)}
@@ -147,16 +144,18 @@ class Head:
         self.status = StatusLine("ffuzz cluster")
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        self.hub = ray.remote(Hub).options(num_cpus=0, scheduling_strategy=here).remote()
+        self.hub = ray.remote(Hub).options(num_cpus=0, scheduling_strategy=here) \
+            .remote(out.root.resolve())
         actor = ray.remote(WorkerActor).options(num_cpus=1, max_concurrency=2,
                                                 scheduling_strategy="SPREAD")
         self.workers = {name: actor.remote(name, HubCaller(self.hub)) for name in names}
         self.started = time.monotonic()
         self.failed: list[str] = []
 
-    def start(self, seeds: list[tuple[str, bytes]], argvs: dict[str, list[str]],
+    def start(self, seeds: list[File] | None, argvs: dict[str, list[str]],
               sync_seconds: float) -> dict[Any, str]:
-        """Start every instance, each on its own core of its node."""
+        """Start every instance, each on its own core of its node, from these seeds or
+        (None) from what `out` holds of it."""
         hosts = self.ray.get([w.host.remote() for w in self.workers.values()])
         slots: dict[str, int] = {}
         running = {}
@@ -171,9 +170,9 @@ class Head:
         return running
 
     def watch(self, running: dict[Any, str], received: list[int]) -> None:
-        """Gather and show until every instance has ended; a stop signal is passed on."""
+        """Show the numbers until every instance has ended; a stop signal is passed on."""
         stop_sent: float | None = None
-        next_gather = 0.0
+        next_show = 0.0
         while running:
             done, _ = self.ray.wait(list(running), num_returns=len(running), timeout=0.2)
             for ref in done:
@@ -185,9 +184,8 @@ class Head:
             if stop_sent is not None and time.monotonic() - stop_sent > STOP_GRACE:
                 for name in running.values():
                     self.ray.kill(self.workers[name])
-            if time.monotonic() >= next_gather or not running:
-                next_gather = time.monotonic() + GATHER_EVERY
-                self.gather()
+            if time.monotonic() >= next_show or not running:
+                next_show = time.monotonic() + SHOW_EVERY
                 self.status.show(combined(self.out.root, self.names)
                                  .line(len(running), time.monotonic() - self.started),
                                  force=not running)
@@ -207,20 +205,33 @@ class Head:
                                 + (f": {ended.last_line}" if ended.returncode > 0 else "")
                                 + (f"; {still} still running" if still else ""))
 
-    def gather(self) -> None:
-        self.out.take(self.ray.get(self.hub.gather.remote(self.out.cursors)))
-
     def finish(self) -> None:
-        self.gather()
         metrics = asdict(self.ray.get(self.hub.counters.remote()))
-        metrics["instances"] = len(self.names)
-        write_atomic(self.out.root / METRICS_FILE, json.dumps(metrics, indent=1).encode())
+        self.out.save_counters({**metrics, "instances": len(self.names)})
         self.status.close()
 
 
-def run_cluster(address: str | None, jobs: int | None, seeds: list[tuple[str, bytes]],
+def plan_cluster(jobs: int, options: list[str], target: list[str],
+                 sync_seconds: float) -> list[InstancePlan]:
+    """The instances' command lines, as `ffuzz -j` makes them (-c to one or two of them)."""
+    return plan_instances([*options, "--sync-seconds", str(sync_seconds), "--", *target],
+                          target, jobs, take_option(options, ("-p", "--schedule"))[0],
+                          _int(take_option(options, ("--seed",))[0]), [None] * jobs)
+
+
+def resumed_jobs(saved: list[str], jobs: int | None) -> int:
+    """The instances of a resumed campaign: those it had, no more, no fewer."""
+    jobs = jobs or len(saved)
+    if sorted(instance_names(jobs)) != saved:
+        raise FuzzerError(f"the campaign to resume has {len(saved)} instances "
+                          f"({', '.join(saved)}): resume it with -j {len(saved)}")
+    return jobs
+
+
+def run_cluster(address: str | None, jobs: int | None, seeds: list[File] | None,
                 out: HeadOutput, options: list[str], target: list[str], sync_seconds: float,
                 working_dir: Path | None) -> None:
+    """The campaign from these seeds, or (None) resumed from what out holds."""
     ray = import_ray()
     start_ray(ray, address, working_dir)
     try:
@@ -228,9 +239,7 @@ def run_cluster(address: str | None, jobs: int | None, seeds: list[tuple[str, by
         jobs = jobs or cpus
         if jobs > cpus:
             raise FuzzerError(f"-j {jobs}: the Ray cluster has {cpus} CPUs")
-        plans = plan_instances([*options, "--sync-seconds", str(sync_seconds), "--", *target],
-                               target, jobs, option_value(options, ("-p", "--schedule")),
-                               _int(option_value(options, ("--seed",))), [None] * jobs)
+        plans = plan_cluster(jobs, options, target, sync_seconds)
         head = Head(ray, out, [plan.name for plan in plans])
         with stop_signals() as received:
             running = head.start(seeds, {plan.name: plan.argv for plan in plans}, sync_seconds)
@@ -265,7 +274,8 @@ class _TargetAfterDashes(click.Command):
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Instances, one per CPU (default: every CPU of the cluster).")
 @click.option("-i", "input_dir", required=True, type=click.Path(path_type=Path),
-              help="Seed directory (read here, sent to every instance).")
+              help="Seed directory (read here, sent to every instance), or - to resume "
+                   "the campaign in -o.")
 @click.option("-o", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Output directory on this machine: OUT/main, OUT/sec1, ... as afl-fuzz's.")
 @click.option("--sync-seconds", type=float, default=30.0, show_default=True,
@@ -286,11 +296,23 @@ def cluster_command(address: str | None, jobs: int | None, input_dir: Path, outp
         raise click.UsageError(f"ffuzz cluster sets {', '.join(refused)} itself")
     if sync_seconds <= 0:
         raise click.UsageError("--sync-seconds must be positive")
-    if working_dir is None and Path(target[0]).exists():
-        target[0] = str(Path(target[0]).resolve())  # the same path on every node
-    seeds = [(path.name, data) for path, data in read_seeds(input_dir)]
+    options = list(ffuzz_options)
+    if working_dir is None:  # the same paths on every node
+        target[0] = node_path(target[0])
+        cmplog, options = take_option(options, CMPLOG_OPTIONS)
+        options += ["-c", node_path(cmplog)] if cmplog is not None else []
     out = HeadOutput(output_dir)
-    out.open()
-    run_cluster(address, jobs, seeds, out, list(ffuzz_options), target, sync_seconds,
-                working_dir)
+    resume = str(input_dir) == "-" or (os.environ.get("AFL_AUTORESUME") == "1"
+                                       and bool(out.instances()))
+    saved = out.open(resume)
+    if resume:
+        jobs = resumed_jobs(saved, jobs)
+    seeds = None if resume else [(path.name, data) for path, data in read_seeds(input_dir)]
+    run_cluster(address, jobs, seeds, out, options, target, sync_seconds, working_dir)
+
+
+def node_path(path: str) -> str:
+    """A path given on the head as every node sees it (a word that names no file here,
+    such as -c 0, as it is)."""
+    return str(Path(path).resolve()) if Path(path).exists() else path
 

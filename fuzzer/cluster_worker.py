@@ -9,6 +9,12 @@ hit counts, which ffuzz adds to its own as it does with local peers.  At each sy
 interval the worker sends the hub what is new in the instance's directory and takes what
 is new for it (cluster_hub.py).
 
+A resumed instance (`ffuzz cluster -i -`) gets from the hub what the head kept of its
+directory, lays it out on the node and runs `ffuzz -i -` over it: its queue, crashes,
+hangs, plot_data and state file (FairFuzz's hit counts, each entry's history) go on; what
+it had taken from its peers is in its .synced/PEER files, so the peers' entries come again
+from the first one it had not looked at.
+
 This module is plain Python; cluster.py makes a Ray actor of Worker.
 """
 from __future__ import annotations
@@ -28,16 +34,40 @@ from typing import Any
 
 import numpy as np
 
-from ffcc.fuzzer.cluster_hub import MAIN, Delivery, File, Report
+from ffcc.fuzzer.cluster_hub import (
+    CRASHES,
+    HANGS,
+    MAIN,
+    PLOT,
+    QUEUE,
+    SYNCED,
+    WHOLE_FILES,
+    Delivery,
+    File,
+    Report,
+)
 from ffcc.fuzzer.launcher import LOG_NAME, last_line, spawn_ffuzz
-from ffcc.fuzzer.outdir import id_of
-from ffcc.fuzzer.sync import HITS_FILE, MAIN_MARK
+from ffcc.fuzzer.outdir import OutputDir, id_of
+from ffcc.fuzzer.state import FILE_NAME as STATE_FILE
+from ffcc.fuzzer.sync import HITS_FILE, MAIN_MARK, SyncDir, SyncSettings
 from ffcc.runtime.files import write_atomic
 
 HITS_DIR = "cluster"         # the pseudo-peer holding everyone else's counts
-SETUP_FILES = ("cmdline", "fuzzer_setup")
 STOP_GRACE = 30.0
 TICK = 0.2
+# Whole files sent at most this often (and with the last report): the state file grows
+# with the queue (about 100 bytes an entry) and is replaced every few seconds; the head
+# needs it only for a resumed campaign.
+RESEND_SECONDS = {STATE_FILE: 300.0}
+Version = tuple[int, int, int]  # a file's inode, mtime and size: replaced files get new ones
+
+
+def version_of(path: Path) -> Version | None:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns, status.st_size
 
 
 @dataclass(frozen=True)
@@ -55,22 +85,42 @@ class Exchange:
         self.name = name
         self.root = sync_dir / name
         self.next_id = 0                 # first own queue id not sent yet
-        self.sent: dict[str, set[str]] = {"crashes": set(), "hangs": set()}
-        self.setup_sent: set[str] = set()
+        self.entry_versions: dict[str, Version] = {}  # queue entry -> its version when sent
+        self.sent: dict[str, set[str]] = {CRASHES: set(), HANGS: set()}
         self.plot_offset = 0
-        self.hits_mtime = 0
+        self.versions: dict[str, Version] = {}  # whole file -> its version when sent
+        self.sent_at: dict[str, float] = {}     # whole file -> when (time.monotonic())
+        self.hits_version: Version | None = None
         self.cursors: dict[str, int] = {}  # peer -> entries of it received
 
-    def report(self) -> Report:
-        """Everything new in the instance's directory."""
-        queue = []
-        for number, path in sorted((n, p) for p in self._files("queue")
-                                   if (n := id_of(p.name)) is not None and n >= self.next_id):
-            queue.append((path.name, path.read_bytes()))
-            self.next_id = number + 1
-        report = Report(self.name, queue, self._new("crashes"), self._new("hangs"),
-                        self._plot_tail(), self._stats_files(), self._hits())
-        return report
+    def report(self, everything: bool = False) -> Report:
+        """Everything new in the instance's directory; with `everything` (the last
+        report), every whole file too, changed or not, held back or not."""
+        queue, rewritten = self._queue()
+        return Report(self.name, queue, self._new(CRASHES), self._new(HANGS),
+                      self._plot_tail(), self._whole_files(everything), self._hits(),
+                      rewritten)
+
+    def _queue(self) -> tuple[list[File], list[File]]:
+        """The queue entries not sent yet, in id order, and those sent before whose file
+        was replaced since (trimmed): the head keeps the queue as the instance has it."""
+        new, rewritten = [], []
+        for number, path in sorted((n, p) for p in self._files(QUEUE)
+                                   if (n := id_of(p.name)) is not None):
+            version = version_of(path)
+            if version is None or version == self.entry_versions.get(path.name):
+                continue
+            try:
+                entry = (path.name, path.read_bytes())
+            except FileNotFoundError:
+                continue
+            if number >= self.next_id:
+                new.append(entry)
+                self.next_id = number + 1
+            else:
+                rewritten.append(entry)
+            self.entry_versions[path.name] = version
+        return new, rewritten
 
     def _files(self, folder: str) -> list[Path]:
         directory = self.root / folder
@@ -86,7 +136,7 @@ class Exchange:
     def _plot_tail(self) -> bytes:
         """Whole lines of plot_data added since the last report."""
         try:
-            with open(self.root / "plot_data", "rb") as plot:
+            with open(self.root / PLOT, "rb") as plot:
                 plot.seek(self.plot_offset)
                 data = plot.read()
         except FileNotFoundError:
@@ -95,34 +145,49 @@ class Exchange:
         self.plot_offset += len(data)
         return data
 
-    def _stats_files(self) -> dict[str, bytes]:
-        files = {}
-        names = ["fuzzer_stats", *(n for n in SETUP_FILES if n not in self.setup_sent)]
-        for name in names:
+    def _whole_paths(self) -> list[str]:
+        synced = self.root / SYNCED
+        peers = sorted(p.name for p in synced.iterdir()) if synced.is_dir() else []
+        return [*WHOLE_FILES, *(f"{SYNCED}/{peer}" for peer in peers)]
+
+    def _whole_files(self, everything: bool) -> dict[str, bytes]:
+        """The files replaced whole (fuzzer_stats, the state file, .synced/PEER, ...) that
+        changed since they were last sent (and are not held back by RESEND_SECONDS)."""
+        files, now = {}, time.monotonic()
+        for path in self._whole_paths():
+            version = version_of(self.root / path)
+            if version is None or (not everything and self._held_back(path, version, now)):
+                continue
             try:
-                files[name] = (self.root / name).read_bytes()
+                files[path] = (self.root / path).read_bytes()
             except FileNotFoundError:
                 continue
-            if name in SETUP_FILES:
-                self.setup_sent.add(name)
+            self.versions[path], self.sent_at[path] = version, now
         return files
+
+    def _held_back(self, path: str, version: Version, now: float) -> bool:
+        """Whether a whole file waits: unchanged since it was sent, or sent too recently."""
+        if version == self.versions.get(path):
+            return True
+        last = self.sent_at.get(path)
+        return last is not None and now - last < RESEND_SECONDS.get(path, 0.0)
 
     def _hits(self) -> np.ndarray | None:
         path = self.root / HITS_FILE
+        version = version_of(path)
+        if version is None or version == self.hits_version:
+            return None
         try:
-            mtime = path.stat().st_mtime_ns
-            if mtime == self.hits_mtime:
-                return None
             counts = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError):
             return None
-        self.hits_mtime = mtime
+        self.hits_version = version
         return counts
 
     def receive(self, delivery: Delivery) -> None:
         """Mirror the peers' new entries and write everyone else's counts."""
         for peer, entries in delivery.entries.items():
-            queue = self.sync_dir / peer / "queue"
+            queue = self.sync_dir / peer / QUEUE
             queue.mkdir(parents=True, exist_ok=True)
             if peer == MAIN:
                 write_atomic(self.sync_dir / peer / MAIN_MARK, b"")
@@ -134,6 +199,32 @@ class Exchange:
             np.save(buffer, delivery.peer_hits)
             (self.sync_dir / HITS_DIR).mkdir(exist_ok=True)
             write_atomic(self.sync_dir / HITS_DIR / HITS_FILE, buffer.getvalue())
+
+    def restore(self, saved: Report) -> None:
+        """Lay out what the head kept of this instance as its directory, its entries,
+        crashes, hangs and plot lines noted as sent, and take each peer's entries from
+        where .synced/PEER says the instance stopped looking (the hub's list of a peer's
+        entries is its queue in id order)."""
+        for folder, files in ((QUEUE, saved.queue), (CRASHES, saved.crashes),
+                              (HANGS, saved.hangs)):
+            (self.root / folder).mkdir(parents=True, exist_ok=True)
+            for file_name, data in files:
+                write_atomic(self.root / folder / file_name, data)
+        self.entry_versions = {name: version for name, _ in saved.queue
+                               if (version := version_of(self.root / QUEUE / name))}
+        self.next_id = max((n + 1 for name, _ in saved.queue if (n := id_of(name)) is not None),
+                           default=0)
+        self.sent[CRASHES].update(name for name, _ in saved.crashes)
+        self.sent[HANGS].update(name for name, _ in saved.hangs)
+        write_atomic(self.root / PLOT, saved.plot_tail)
+        self.plot_offset = len(saved.plot_tail)
+        for path, data in saved.files.items():
+            (self.root / path).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.root / path, data)
+        looking = SyncDir(OutputDir(self.sync_dir, self.name),
+                          SyncSettings(self.name, self.name == MAIN, 0.0))
+        self.cursors = {peer.name: looking.next_id(peer.name)
+                        for peer in (self.root / SYNCED).glob("*")}
 
 
 class Worker:
@@ -148,29 +239,38 @@ class Worker:
     def stop(self) -> None:
         self.stop_event.set()
 
-    def run(self, seeds: list[File], argv: list[str], cpu: int | None,
+    def run(self, seeds: list[File] | None, argv: list[str], cpu: int | None,
             env: dict[str, str], sync_seconds: float) -> Ended:
-        """Fuzz with these seeds and ffuzz arguments until ffuzz ends (-V, -E) or stop()."""
-        seed_dir, sync_dir = self.base / "seeds", self.base / "sync"
-        seed_dir.mkdir()
-        for file_name, data in seeds:
-            (seed_dir / file_name).write_bytes(data)
+        """Fuzz with these seeds (None: resume what the head kept of this instance) and
+        ffuzz arguments until ffuzz ends (-V, -E) or stop()."""
+        sync_dir = self.base / "sync"
         (sync_dir / self.name).mkdir(parents=True)
         exchange = Exchange(sync_dir, self.name)
+        if seeds is None:
+            exchange.restore(self.call("saved", self.name))
+            inputs = "-"
+        else:
+            inputs = str(self._write_seeds(seeds))
         log_path = sync_dir / self.name / LOG_NAME
         with open(log_path, "ab") as log:
-            process = spawn_ffuzz(["-i", str(seed_dir), "-o", str(sync_dir), *argv], cpu, log,
-                                  env)
+            process = spawn_ffuzz(["-i", inputs, "-o", str(sync_dir), *argv], cpu, log, env)
         try:
             self._follow(process, exchange, sync_seconds)
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
-        self.sync(exchange)
+        self.sync(exchange, last=True)
         ended = Ended(self.name, process.returncode, last_line(log_path))
         shutil.rmtree(self.base, ignore_errors=True)
         return ended
+
+    def _write_seeds(self, seeds: list[File]) -> Path:
+        seed_dir = self.base / "seeds"
+        seed_dir.mkdir()
+        for file_name, data in seeds:
+            (seed_dir / file_name).write_bytes(data)
+        return seed_dir
 
     def _follow(self, process: subprocess.Popen[bytes], exchange: Exchange,
                 sync_seconds: float) -> None:
@@ -187,9 +287,11 @@ class Worker:
                 process.kill()
             self.stop_event.wait(TICK)
 
-    def sync(self, exchange: Exchange) -> None:
-        self.call("report", exchange.report())
-        exchange.receive(self.call("deliver", self.name, dict(exchange.cursors)))
+    def sync(self, exchange: Exchange, last: bool = False) -> None:
+        """Report what is new; unless ffuzz has ended, take what is new for it."""
+        self.call("report", exchange.report(everything=last))
+        if not last:
+            exchange.receive(self.call("deliver", self.name, dict(exchange.cursors)))
 
 
 def node_cpu(slot: int, cores: Sequence[int], environ: Mapping[str, str]) -> int | None:

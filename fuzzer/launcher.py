@@ -5,7 +5,8 @@ The instances are ordinary `ffuzz -M main` / `-S secK` processes over the sync d
 the launcher only starts them, pins each to a free CPU, shows their summed numbers and
 stops them together.  As AFL++'s docs advise for several cores, the secondaries vary:
 unless `-p` is given, main runs FairFuzz and the secondaries alternate plain AFL and
-FairFuzz.  -V and -E bound each instance, as for afl-fuzz.
+FairFuzz, and `-c PROG` (input-to-state) goes to one or two secondaries only.  -V and -E
+bound each instance, as for afl-fuzz.  `-i -` resumes every instance from its directory.
 
 An instance that ends on its own before the others (killed, crashed) is reported in one
 line and the others go on; the launcher then ends with an error once they are done.  Each
@@ -37,6 +38,8 @@ STOP_GRACE = 30.0      # seconds the instances get to stop after SIGINT before S
 POLL = 0.1             # seconds between two looks at the instances
 STATUS_EVERY = 5.0     # seconds between two status lines (a terminal gets one per second)
 JOBS_OPTIONS = ("-j", "--jobs")
+CMPLOG_OPTIONS = ("-c",)
+CMPLOG_SECONDARIES = 2  # AFL++'s docs: "one or two" secondaries with CMPLOG
 PR_SET_PDEATHSIG = 1   # <linux/prctl.h>
 
 
@@ -50,18 +53,36 @@ def instance_schedule(position: int) -> str:
     return "afl" if position % 2 else "fairfuzz"
 
 
-def strip_jobs(options: Sequence[str]) -> list[str]:
-    """The options without -j N (-j N, -jN, --jobs N, --jobs=N)."""
-    kept: list[str] = []
-    skip = False
-    for word in options:
-        if skip:
-            skip = False
-        elif word in JOBS_OPTIONS:
-            skip = True
-        elif not (word.startswith("--jobs=") or (word.startswith("-j") and word[2:].isdigit())):
+def cmplog_positions(jobs: int) -> range:
+    """The instances that get -c: AFL++'s docs advise one or two secondaries with CMPLOG,
+    so sec1, and sec2 too from four instances on (never more than half of them); a lone
+    instance runs it itself.  Input-to-state costs each new entry its colorization and
+    candidate runs: the others keep fuzzing at full speed and import what it solves."""
+    if jobs == 1:
+        return range(1)
+    return range(1, 1 + min(CMPLOG_SECONDARIES, jobs // 2))
+
+
+def take_option(options: Sequence[str], names: tuple[str, ...]) -> tuple[str | None, list[str]]:
+    """The last value given to one of these options (`-c prog`, `-cprog`, `--schedule afl`,
+    `--schedule=afl`), and the options without them."""
+    value, kept = None, []
+    words = iter(options)
+    for word in words:
+        glued = [v for name in names if (v := _glued_value(word, name)) is not None]
+        if word in names:
+            value = next(words, None)
+        elif glued:
+            value = glued[0]
+        else:
             kept.append(word)
-    return kept
+    return value, kept
+
+
+def _glued_value(word: str, name: str) -> str | None:
+    """The value written in one word with its option: `--name=value`, or `-nvalue`."""
+    glue = name + "=" if name.startswith("--") else name
+    return word[len(glue):] if word.startswith(glue) and word != name else None
 
 
 def split_command_line(argv: Sequence[str], target: Sequence[str]) -> list[str]:
@@ -83,17 +104,21 @@ class InstancePlan:
 def plan_instances(argv: Sequence[str], target: Sequence[str], jobs: int,
                    schedule: str | None, seed: int | None,
                    cpus: Sequence[int | None]) -> list[InstancePlan]:
-    """One command line per instance: the user's options less -j, plus the instance's
-    role and name, its schedule (unless -p chose one for all) and, with --seed S, seed
-    S+k so that the instances do not repeat each other."""
-    options = strip_jobs(split_command_line(argv, target))
+    """One command line per instance: the user's options less -j and -c, plus the
+    instance's role and name, its schedule (unless -p chose one for all), -c PROG where
+    cmplog_positions says and, with --seed S, seed S+k so that the instances do not repeat
+    each other."""
+    _, options = take_option(split_command_line(argv, target), JOBS_OPTIONS)
+    cmplog, options = take_option(options, CMPLOG_OPTIONS)
     plans = []
     for position, name in enumerate(instance_names(jobs)):
         role = ["-M" if position == 0 else "-S", name]
         chosen = ["-p", schedule or instance_schedule(position)]
+        solving = ["-c", cmplog] if cmplog is not None and position in cmplog_positions(jobs) \
+            else []
         seeded = [] if seed is None else ["--seed", str(seed + position)]
-        plans.append(InstancePlan(name, [*options, *role, *chosen, *seeded, "--", *target],
-                                  cpus[position]))
+        plans.append(InstancePlan(name, [*options, *role, *chosen, *solving, *seeded, "--",
+                                         *target], cpus[position]))
     return plans
 
 

@@ -1,26 +1,102 @@
-"""`ffuzz -j N`: N instances in one sync directory, one status, stopped together."""
+"""`ffuzz -j N`: N instances in one sync directory, one status, stopped together, resumed
+together; -c goes to one secondary."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
-from fuzz_targets import ffuzz_env
-from helpers import poll_until, target_processes
-from test_sync import WAIT, letters, seed_dir, stats  # noqa: F401  (letters: a fixture)
+from fuzz_targets import ffuzz_env, reading_main
+from helpers import ffcc, kill_leftovers, poll_until, run_until, target_processes
+from test_cmplog import SEEDS as MAGIC_SEEDS
+from test_cmplog import build as build_sample
+from test_sync import WAIT, imported, letters, seed_dir, stats  # noqa: F401  (letters: a fixture)
 
 from ffcc.fuzzer import launcher
-from ffcc.fuzzer.launcher import Combined, plan_instances, strip_jobs
+from ffcc.fuzzer.launcher import Combined, plan_instances, take_option
+from ffcc.fuzzer.outdir import id_of
+from ffcc.fuzzer.state import FILE_NAME as STATE_FILE
+from ffcc.fuzzer.state import load as load_state
 from ffcc.fuzzer.sync import HITS_FILE
 
 NEVER = "100000000"
+NAMES = ("main", "sec1")
+# Crashes on ff ff and spins on 80 80 at its start (each second byte a branch of its own,
+# so havoc's interesting values get there in a few thousand executions); sixteen letters at
+# byte 2, each with its double at byte 3, give two instances different finds to exchange.
+# Built with --cmplog, so that `-c 0` may use it.
+FINDS_C = "#include <stdio.h>\n#include <stdlib.h>\n" + reading_main(16) + r"""  fclose(f);
+  int r = 0;
+  if (b[0] == 0xff) { r = 1; if (b[1] == 0xff) abort(); }
+  if (b[0] == 0x80) { r = 2; if (b[1] == 0x80) for (volatile int spin = 1; spin;) {} }
+""" + "".join(f"  if (b[2] == '{c}') {{ if (b[3] == '{c}') r += 3; else r += 4; }}\n"
+              for c in "abcdefghijklmnop") + r"""  printf("%d\n", r);
+  return 0;
+}
+"""
+HANG_OPTIONS = ("-t", "100")  # a spin is a hang after 100 ms, confirmed at AFL_HANG_TMOUT
+HANG_ENV = {"AFL_HANG_TMOUT": "200"}
 
 
-def ffuzz_j(sync: Path, seeds: Path, binary: Path, *options: str) -> list[str]:
+@pytest.fixture(scope="module")
+def finds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    build = tmp_path_factory.mktemp("finds")
+    (build / "finds.c").write_text(FINDS_C)
+    ffcc("--cmplog", "-o", f"{build}/out/", "finds.c", cwd=build)
+    return build / "out" / "finds"
+
+
+def ffuzz_j(sync: Path, seeds: Path | str, binary: Path, *options: str) -> list[str]:
     return ["ffuzz", "-j", "2", "-i", str(seeds), "-o", str(sync), "--sync-seconds", "0.2",
             *options, "--", str(binary), "@@"]
+
+
+def found(sync: Path, folder: str) -> bool:
+    """Whether some instance saved a case in this folder (crashes, hangs)."""
+    return any(sync.glob(f"*/{folder}/id:*"))
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a campaign left of one instance, as resuming must find it."""
+
+    queue: dict[str, bytes]
+    crashes: dict[str, bytes]
+    hangs: dict[str, bytes]
+    plot: str
+    execs: int               # the state file's total
+    hits: np.ndarray         # the state file's FairFuzz branch hit counts
+
+
+def saved(instance: Path) -> Saved:
+    state = load_state(instance / STATE_FILE)
+    assert state is not None and state.branch_hits is not None, instance
+
+    def cases(folder: str) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in (instance / folder).glob("id:*")}
+    return Saved(cases("queue"), cases("crashes"), cases("hangs"),
+                 (instance / "plot_data").read_text(), state.totals.execs, state.branch_hits)
+
+
+def assert_resumed(before: Saved, after: Saved) -> None:
+    """Everything kept under its name (crashes and hangs with their bytes; a queue entry
+    may have been trimmed since), nothing twice, the counts carried on."""
+    assert before.crashes.items() <= after.crashes.items()
+    assert before.hangs.items() <= after.hangs.items()
+    for kind in ("queue", "crashes", "hangs"):
+        old, new = getattr(before, kind), getattr(after, kind)
+        assert set(old) <= set(new), f"{kind}: {sorted(set(old) - set(new))} lost"
+        assert sorted(id_of(name) for name in new) == list(range(len(new))), sorted(new)
+    imports = [m.groups() for name in after.queue if (m := re.search(r"sync:(\w+),src:(\d+)",
+                                                                     name))]
+    assert len(imports) == len(set(imports)), "an entry imported twice"
+    assert after.execs > before.execs and after.plot.startswith(before.plot)
+    assert (after.hits >= before.hits).all() and after.hits.sum() > before.hits.sum()
 
 
 def pid_alive(pid: int) -> bool:
@@ -105,9 +181,63 @@ def test_instances_get_their_roles_schedules_seeds_and_cpus() -> None:
     assert [p.argv[-4:-2] for p in chosen] == [["-p", "afl"], ["-p", "afl"]]
 
 
-def test_jobs_options_are_stripped() -> None:
-    assert strip_jobs(["-j", "2", "-j4", "--jobs", "3", "--jobs=5", "-i", "x", "-jx"]) == \
-        ["-i", "x", "-jx"]
+def test_options_are_taken_out_with_their_values() -> None:
+    assert take_option(["-j", "2", "-j4", "--jobs", "3", "--jobs=5", "-i", "x"],
+                       launcher.JOBS_OPTIONS) == ("5", ["-i", "x"])
+    assert take_option(["-p", "afl", "--schedule=fairfuzz", "-x", "d"], ("-p", "--schedule")) \
+        == ("fairfuzz", ["-x", "d"])
+    assert take_option(["-cprog", "-E", "5"], ("-c",)) == ("prog", ["-E", "5"])
+    assert take_option(["-V", "5"], ("--seed",)) == (None, ["-V", "5"])
+
+
+def test_c_goes_to_one_or_two_secondaries() -> None:
+    assert [list(launcher.cmplog_positions(jobs)) for jobs in (1, 2, 3, 4, 16)] == \
+        [[0], [1], [1], [1, 2], [1, 2]]
+    plans = plan_instances(["-c", "prog.cmplog", "-o", "o", "--", "prog"], ["prog"], 4, None,
+                           None, [None] * 4)
+    assert [p.argv[p.argv.index("-p") + 2:p.argv.index("--")] for p in plans] == \
+        [[], ["-c", "prog.cmplog"], ["-c", "prog.cmplog"], []]
+
+
+def test_a_stopped_campaign_resumes_every_instance(finds, tmp_path) -> None:
+    sync, log = tmp_path / "sync", tmp_path / "launcher.log"
+    env = ffuzz_env(**HANG_ENV)
+    with open(log, "w") as stderr:
+        proc = subprocess.Popen(ffuzz_j(sync, seed_dir(tmp_path, "A"), finds, *HANG_OPTIONS,
+                                        "-E", NEVER), stdout=subprocess.DEVNULL, stderr=stderr,
+                                env=env)
+    try:
+        assert poll_until(lambda: found(sync, "crashes") and found(sync, "hangs")
+                          and imported(sync, "main", "sec1"), WAIT), log.read_text()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=WAIT) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    before = {name: saved(sync / name) for name in NAMES}
+    done = subprocess.run(ffuzz_j(sync, "-", finds, *HANG_OPTIONS, "-E", "3000"),
+                          capture_output=True, text=True, env=env, timeout=WAIT)
+    assert done.returncode == 0, done.stderr
+    for name in NAMES:
+        assert_resumed(before[name], saved(sync / name))
+    assert poll_until(lambda: no_orphans(sync, finds), 5)
+
+
+def test_c_finds_the_magic_crash_through_its_secondary(tmp_path) -> None:
+    plain, cmplog = build_sample(tmp_path, "plain"), build_sample(tmp_path, "cmplog", "--cmplog")
+    sync = tmp_path / "sync"
+    argv = ffuzz_j(sync, MAGIC_SEEDS, plain, "-E", "6000", "--seed", "1", "-c", str(cmplog))
+    try:
+        done = run_until(argv, lambda: found(sync, "crashes"), timeout=300, env=ffuzz_env())
+    finally:
+        kill_leftovers(plain)
+        kill_leftovers(cmplog)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert found(sync, "crashes"), "ffuzz -j 2 -c did not reach the crash"
+    assert int(stats(sync / "sec1")["cmplog_finds"]) >= 1
+    assert "cmplog_finds" not in stats(sync / "main")
+    assert all(int(stats(sync / name)["execs_done"]) <= 6000 + 64 for name in NAMES)
 
 
 def test_cpus_pinned_elsewhere_are_left_out(monkeypatch) -> None:
