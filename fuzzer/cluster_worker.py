@@ -48,17 +48,12 @@ from ffcc.fuzzer.cluster_hub import (
 )
 from ffcc.fuzzer.launcher import LOG_NAME, last_line, spawn_ffuzz
 from ffcc.fuzzer.outdir import OutputDir, id_of
-from ffcc.fuzzer.state import FILE_NAME as STATE_FILE
 from ffcc.fuzzer.sync import HITS_FILE, MAIN_MARK, SyncDir, SyncSettings
 from ffcc.runtime.files import write_atomic
 
 HITS_DIR = "cluster"         # the pseudo-peer holding everyone else's counts
 STOP_GRACE = 30.0
 TICK = 0.2
-# Whole files sent at most this often (and with the last report): the state file grows
-# with the queue (about 100 bytes an entry) and is replaced every few seconds; the head
-# needs it only for a resumed campaign.
-RESEND_SECONDS = {STATE_FILE: 300.0}
 Version = tuple[int, int, int]  # a file's inode, mtime and size: replaced files get new ones
 
 
@@ -89,13 +84,12 @@ class Exchange:
         self.sent: dict[str, set[str]] = {CRASHES: set(), HANGS: set()}
         self.plot_offset = 0
         self.versions: dict[str, Version] = {}  # whole file -> its version when sent
-        self.sent_at: dict[str, float] = {}     # whole file -> when (time.monotonic())
         self.hits_version: Version | None = None
         self.cursors: dict[str, int] = {}  # peer -> entries of it received
 
     def report(self, everything: bool = False) -> Report:
         """Everything new in the instance's directory; with `everything` (the last
-        report), every whole file too, changed or not, held back or not."""
+        report), every whole file too, changed or not."""
         queue, rewritten = self._queue()
         return Report(self.name, queue, self._new(CRASHES), self._new(HANGS),
                       self._plot_tail(), self._whole_files(everything), self._hits(),
@@ -152,25 +146,19 @@ class Exchange:
 
     def _whole_files(self, everything: bool) -> dict[str, bytes]:
         """The files replaced whole (fuzzer_stats, the state file, .synced/PEER, ...) that
-        changed since they were last sent (and are not held back by RESEND_SECONDS)."""
-        files, now = {}, time.monotonic()
+        changed since they were last sent.  The state file goes with every exchange, so
+        that a head killed outright loses no more of it than of the entries."""
+        files = {}
         for path in self._whole_paths():
             version = version_of(self.root / path)
-            if version is None or (not everything and self._held_back(path, version, now)):
+            if version is None or (version == self.versions.get(path) and not everything):
                 continue
             try:
                 files[path] = (self.root / path).read_bytes()
             except FileNotFoundError:
                 continue
-            self.versions[path], self.sent_at[path] = version, now
+            self.versions[path] = version
         return files
-
-    def _held_back(self, path: str, version: Version, now: float) -> bool:
-        """Whether a whole file waits: unchanged since it was sent, or sent too recently."""
-        if version == self.versions.get(path):
-            return True
-        last = self.sent_at.get(path)
-        return last is not None and now - last < RESEND_SECONDS.get(path, 0.0)
 
     def _hits(self) -> np.ndarray | None:
         path = self.root / HITS_FILE
