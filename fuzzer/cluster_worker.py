@@ -204,7 +204,8 @@ class Exchange:
                            default=0)
         self.sent[CRASHES].update(name for name, _ in saved.crashes)
         self.sent[HANGS].update(name for name, _ in saved.hangs)
-        write_atomic(self.root / PLOT, saved.plot_tail)
+        if saved.plot_tail:  # else ffuzz starts the file with its header
+            write_atomic(self.root / PLOT, saved.plot_tail)
         self.plot_offset = len(saved.plot_tail)
         for path, data in saved.files.items():
             (self.root / path).parent.mkdir(parents=True, exist_ok=True)
