@@ -174,7 +174,7 @@ class Hub:
             (directory / folder).mkdir(parents=True, exist_ok=True)
             for file_name, data in files:
                 write_atomic(directory / folder / _relative(file_name), data)
-        if report.name == MAIN:
+        if report.name == MAIN and not (directory / MAIN_MARK).exists():
             write_atomic(directory / MAIN_MARK, b"")
         if report.plot_tail:
             append_line(directory / PLOT, report.plot_tail.decode())
