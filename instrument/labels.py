@@ -189,15 +189,15 @@ BRANCH_FORM = _HIT_ATTRIBUTES + _BRANCH
 # A site's gate: its label block (rewriters/rewrite.py) runs unless the retirement byte of the
 # site's gate slot is set, which the fuzzer does once every label of the site is retired
 # (fuzzer/retire.py); a retired site then costs a load, a compare and a jump.  Only for
-# clang's trace-pc-guard on x86-64 (clang 9 and later: asm goto): the jump is an ``asm goto``, whose edges sanitizer
-# coverage cannot split, so skipping the block reaches no new guard.  The block itself gets
-# a guard counting the site's runs, which stops counting with the site; its second, never
-# taken target (a block that ends in ``unreachable``) keeps the join after the block from
-# post-dominating the gate, so that the join, not the skippable block, carries the guard of
-# the code around the site (docs/LABELS.md).  ``__label__`` makes both labels local to the
-# block, so a site's text may occur twice in a function (macro arguments).  gcc's trace-pc
-# would hash the skip as a new block pair, and a foreign fuzzer never sets the byte: there,
-# and for pruning analysis, gates are nothing (NO_GATES).
+# clang's trace-pc-guard on x86-64 (clang 9 and later): the jump is an ``asm goto``, whose
+# edges sanitizer coverage cannot split, so skipping the block reaches no new guard.  The
+# block itself gets a guard counting the site's runs, which stops counting with the site;
+# the gate's second, never taken target (a block that ends in ``unreachable``) keeps the
+# join after the block from post-dominating the gate, so that the join, not the skippable
+# block, carries the guard of the code around the site (docs/LABELS.md).  ``__label__``
+# makes both labels local to the block, so a site's text may occur twice in a function
+# (macro arguments).  gcc's trace-pc would hash the skip as a new block pair, and a foreign
+# fuzzer never sets the byte: there, and for pruning analysis, gates are nothing (NO_GATES).
 NO_GATES = "#define __FFCC_GATE_OPEN(g)\n#define __FFCC_GATE_CLOSE(g)\n"
 GATE_FORM = (
     "#if defined(__clang__) && defined(__x86_64__) && __clang_major__ >= 9\n"
