@@ -46,7 +46,7 @@ def label_builder(opts: FfccOptions, backend: Backend):
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
     return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,
                         opts.keep_annotated, opts.labels_required,
-                        branch_free=backend.links_ffcc_runtime)
+                        branch_free=backend.links_ffcc_runtime, gates=opts.label_gates)
 
 
 def prune_build_dir(opts: FfccOptions, command) -> int | None:

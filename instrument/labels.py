@@ -239,13 +239,15 @@ def _base_file(source: str) -> str:
             "#pragma GCC diagnostic pop\n")
 
 
-def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True) -> str:
+def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True,
+             gates: bool = True) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
-    else branches, for a foreign fuzzer."""
+    else branches, for a foreign fuzzer.  ``gates``: sites behind gates (``--label-gates``;
+    records without a "gate" have none either way)."""
     count = len(records)
-    gates = gate_count(records)
+    gate_bytes = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
     db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
                            ensure_ascii=True)]
@@ -257,11 +259,11 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     return (
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
         deltas +
-        f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count + gates}] "
+        f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count + gate_bytes}] "
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
         f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
-        + (GATE_FORM if branch_free else NO_GATES) + _label_macros(records) +
+        + (GATE_FORM if branch_free and gates else NO_GATES) + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")
 
@@ -271,9 +273,11 @@ class LabelBuilder:
 
     def __init__(self, label_options, selection: Selection, macros: list[str],
                  verbose: bool = False, pruner=None, keep_dir: str | None = None,
-                 labels_required: bool = False, branch_free: bool = True) -> None:
+                 labels_required: bool = False, branch_free: bool = True,
+                 gates: bool = False) -> None:
         self.label_options = label_options
         self.branch_free = branch_free  # labels for ffcc's runtime, else for a foreign fuzzer
+        self.gates = gates and branch_free  # --label-gates: retired sites skip their label code
         self.labels_required = labels_required  # a unit that cannot have labels fails
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.selection = selection
@@ -308,13 +312,16 @@ class LabelBuilder:
         uid = unit_id(source.path, result.text)
         # vars, not dataclasses.asdict: the fields are plain values, and asdict's deep copy
         # took a tenth of a second per thousand labels.
-        records = [{k: v for k, v in vars(label).items() if k != "file"} for label in result.labels]
+        dropped = {"file"} if self.gates else {"file", "gate"}  # no gate: no gate byte either
+        records = [{k: v for k, v in vars(label).items() if k not in dropped}
+                   for label in result.labels]
         if self.pruner is not None:
             self.pruner.mark(source.path, result.text, records, [*self.macros, *flags])
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(preamble(uid, source.path, records, self.branch_free) + result.text)
+            out.write(preamble(uid, source.path, records, self.branch_free, self.gates)
+                      + result.text)
         _copy_times(source.path, annotated)
         if self.keep_dir:
             kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))

@@ -57,6 +57,7 @@ class FfccOptions:
     compiler_args: list[str] = field(default_factory=list)
 
     labels_required: bool = False  # a unit whose labelled code does not compile is an error
+    label_gates: bool = False      # a site whose labels are all retired skips its label code
     cmplog: bool = False  # log comparisons' operands for ffuzz -c
 
     @property
@@ -146,6 +147,7 @@ FFCC_OPTIONS = {
     "in-macros": (_FLAG, _set("in_macros", lambda v: True)),
     "keep-annotated": (_VALUE, _set("keep_annotated")),
     "labels-required": (_FLAG, _set("labels_required", lambda v: True)),
+    "label-gates": (_FLAG, _set("label_gates", lambda v: True)),
     "cmplog": (_FLAG, _set("cmplog", lambda v: True)),
     "prune": (_OPTIONAL, _prune),
     "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
@@ -228,6 +230,10 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
                      (DIR/<absolute source path>), to read or diff the labels
   --labels-required  fail when a file's labelled code does not compile (by
                      default it is built without labels, with a warning)
+  --label-gates      put each site's label code behind a gate that ffuzz closes
+                     once all its labels are retired (clang >= 9, x86-64): a
+                     closed site costs next to nothing, an open one a little
+                     more than without gates (docs/LABELS.md, Gates)
   --cmplog           build the comparison-logging variant for `ffuzz -c`:
                      integer comparisons, switches and memcmp/strcmp-like
                      calls log their operands (labels' predicates too)

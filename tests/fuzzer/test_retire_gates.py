@@ -64,8 +64,8 @@ def test_a_database_without_gates_retires_labels_only(tmp_path) -> None:
 
 def build(tmp_path: Path, cc: str, level: str) -> Path:
     out = tmp_path / f"{cc}{level}"
-    ffcc(f"--cc={cc}", "--mcc", "--wm", level, f"--keep-annotated={out}/annotated", "-o",
-         f"{out}/", *sample_sources(SAMPLE), cwd=REPO)
+    ffcc(f"--cc={cc}", "--mcc", "--wm", "--label-gates", level,
+         f"--keep-annotated={out}/annotated", "-o", f"{out}/", *sample_sources(SAMPLE), cwd=REPO)
     return out / SAMPLE
 
 
@@ -185,3 +185,16 @@ def test_gcc_builds_have_no_gates(tmp_path) -> None:
     assert (before == after).all()
     start = label_region_start(before.shape[1], database.label_region)
     assert before[:, start:].any()
+
+
+def test_gates_are_opt_in(tmp_path) -> None:
+    """Without --label-gates a site's label code has no gate (an open gate costs a coverage
+    guard per site run) and the database names no gate byte, so nothing closes one."""
+    out = tmp_path / "default"
+    ffcc("--mcc", "--wm", f"--keep-annotated={out}/annotated", "-o", f"{out}/",
+         *sample_sources(SAMPLE), cwd=REPO)
+    database = read_label_db(out / SAMPLE)
+    assert database is not None and database.labels
+    assert not any("gate" in label for label in database.labels)
+    (annotated,) = (out / "annotated").rglob(f"{SAMPLE}.c")
+    assert NO_GATES in annotated.read_text() and "__asm__ goto" not in annotated.read_text()
