@@ -18,19 +18,19 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import sys
 import traceback
 
 from .command_line import CompilerCommand
 from .errors import FfccError
 from .labels import LabelBuilder, LabelledUnit
+from .server import flush_streams
 
 
 def annotate_in_child(builder: LabelBuilder, command: CompilerCommand) -> list[LabelledUnit]:
     """``builder.annotate_command(command)`` run in a child; the builder's state (its units,
     libclang's errors, the pruning report) is updated here as if it had run in this process.
     An FfccError in the child is raised here; any other failure has printed its traceback."""
-    _flush()  # nothing buffered here may be written twice
+    flush_streams()  # nothing buffered here may be written twice
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -70,7 +70,7 @@ def _child(builder: LabelBuilder, command: CompilerCommand, writer: int) -> None
     except FfccError as err:
         outcome = err
     except KeyboardInterrupt:
-        _flush()
+        flush_streams()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
         os._exit(1)
@@ -83,7 +83,7 @@ def _child(builder: LabelBuilder, command: CompilerCommand, writer: int) -> None
                 pipe.write(pickle.dumps(outcome))
     except OSError:
         code = 1
-    _flush()
+    flush_streams()
     os._exit(code)
 
 
@@ -96,11 +96,3 @@ def _ended(code: int) -> str:
 
 def _names(command: CompilerCommand) -> str:
     return ", ".join(source.path for source in command.sources) or "input"
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass

@@ -104,16 +104,18 @@ def work(request: tuple, fds: list[int]) -> None:
         else:
             print(done.code, file=sys.stderr)
     except KeyboardInterrupt:
-        _flush()
+        flush_streams()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     except BaseException:  # noqa: BLE001  (report it where the user looks, as Python would)
         traceback.print_exc()
-    _flush()
+    flush_streams()
     os._exit(status & 0xFF)
 
 
-def _flush() -> None:
+def flush_streams() -> None:
+    """Flush the standard streams, whatever state they are in: a forked copy must not write
+    its parent's buffered output a second time, nor lose its own at os._exit."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
