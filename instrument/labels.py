@@ -239,13 +239,12 @@ def _base_file(source: str) -> str:
             "#pragma GCC diagnostic pop\n")
 
 
-def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True,
-             gates: bool = True) -> str:
+def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
-    else branches, for a foreign fuzzer.  ``gates``: sites behind gates (``--label-gates``;
-    records without a "gate" have none either way)."""
+    else branches, for a foreign fuzzer.  Sites are behind gates when the records name
+    them (``--label-gates``)."""
     count = len(records)
     gate_bytes = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
@@ -263,7 +262,7 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
         f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
-        + (GATE_FORM if branch_free and gates else NO_GATES) + _label_macros(records) +
+        + (GATE_FORM if branch_free and gate_bytes else NO_GATES) + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
         f"#line 1 {json.dumps(source)}\n")
 
@@ -320,8 +319,7 @@ class LabelBuilder:
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(preamble(uid, source.path, records, self.branch_free, self.gates)
-                      + result.text)
+            out.write(preamble(uid, source.path, records, self.branch_free) + result.text)
         _copy_times(source.path, annotated)
         if self.keep_dir:
             kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))
