@@ -31,8 +31,9 @@ inputs in the harness's format: four '0'/'1' option bytes, the JSON, a NUL) and
 fixed (bench/fixed_work_fuzzer.c: the same hash work for every input).  speed:
 all three havoc-only (libFuzzer as it comes, -p afl, -d) for --seconds each,
 alternating, execs/s and the ratios ffuzz/libFuzzer and afl-fuzz/libFuzzer per
-round (median, min-max).  edges: each fuzzer's corpus after --minutes (its
-queue or corpus directory and its crashes), replayed on the ffcc build by
+round (median, min-max); each of the three runs on the same one CPU (taskset).
+edges: each fuzzer's corpus after --minutes (its queue or corpus directory and
+its crashes), replayed on the ffcc build by
 ffuzz's replay, so that all three are counted as the same build's edges.
 Work files go to bench/.work/.
 """
@@ -57,8 +58,23 @@ WORK = REPO / "bench" / ".work"
 ENV = {**{k: v for k, v in os.environ.items() if k != "AFL_NO_AFFINITY"},
        "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
        "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_ALLOW_TMP": "1"}
-# Against libFuzzer, which binds to no CPU, none of the three does.
+# Against libFuzzer, which binds to no CPU, none of the three binds itself: rival_pin()
+# gives each the same one CPU instead.
 RIVAL_ENV = {**ENV, "AFL_NO_AFFINITY": "1"}
+
+
+def rival_pin() -> tuple[str, ...]:
+    """The command prefix that runs a fuzzer on one CPU, the same for all three rivals: the
+    highest CPU no other process is bound to.  Each rival gets one core, as a user running
+    one instance per core gives it; left free to roam, ffuzz's and afl-fuzz's two processes
+    (fuzzer and target) hand each batch or execution over between cores, which on a virtual
+    machine costs an inter-processor interrupt each time, while libFuzzer's one process does
+    not."""
+    from ffcc.fuzzer.affinity import pinned_cpus
+
+    allowed = os.sched_getaffinity(0)
+    free = sorted(allowed - pinned_cpus()) or sorted(allowed)
+    return ("taskset", "-c", str(free[-1]))
 
 
 def build(source: Path) -> Path:
@@ -143,15 +159,16 @@ def read_stats(out: Path) -> dict[str, str]:
 
 def campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name: str,
              extra: tuple[str, ...] = (), args: tuple[str, ...] = ("@@",),
-             env: dict[str, str] = ENV) -> dict[str, str]:
-    """One timed campaign of ffuzz or afl-fuzz; returns its final fuzzer_stats."""
+             env: dict[str, str] = ENV, pin: tuple[str, ...] = ()) -> dict[str, str]:
+    """One timed campaign of ffuzz or afl-fuzz (run under the ``pin`` prefix); returns its
+    final fuzzer_stats."""
     out = WORK / name
     shutil.rmtree(out, ignore_errors=True)
     if fuzzer == "afl-fuzz":
         cmd = ["afl-fuzz", "-i", str(seeds), "-o", str(out), "-V", str(int(seconds)), "-d", *extra]
     else:
         cmd = ["ffuzz", "-i", str(seeds), "-o", str(out), "-V", str(seconds), *extra]
-    subprocess.run([*cmd, "--", str(binary), *args], check=True, env=env,
+    subprocess.run([*pin, *cmd, "--", str(binary), *args], check=True, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 120)
     return read_stats(out)
 
@@ -203,7 +220,8 @@ def libfuzzer_campaign(binary: Path, seeds: Path, seconds: float, name: str) -> 
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(seeds, out / "corpus")
     (out / "artifacts").mkdir()
-    done = subprocess.run([str(binary), f"-max_total_time={int(seconds)}", "-print_final_stats=1",
+    done = subprocess.run([*rival_pin(), str(binary), f"-max_total_time={int(seconds)}",
+                           "-print_final_stats=1",
                            f"-artifact_prefix={out / 'artifacts'}/", str(out / "corpus")],
                           env=RIVAL_ENV, capture_output=True, text=True, timeout=seconds + 120)
     stats = {key: int(value) for key, value in re.findall(r"^stat::(\w+):\s*(\d+)$",
@@ -221,7 +239,8 @@ def rival_campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name:
         stats = libfuzzer_campaign(binary, seeds, seconds, name)
         return float(stats["average_exec_per_sec"]), [WORK / name / "corpus",
                                                      WORK / name / "artifacts"]
-    found = campaign(fuzzer, binary, seeds, seconds, name, extra, args=(), env=RIVAL_ENV)
+    found = campaign(fuzzer, binary, seeds, seconds, name, extra, args=(), env=RIVAL_ENV,
+                     pin=rival_pin())
     return execs_per_sec(found), [WORK / name / "default" / kind for kind in ("queue", "crashes")]
 
 
