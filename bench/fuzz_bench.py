@@ -33,8 +33,8 @@ all three havoc-only (libFuzzer as it comes, -p afl, -d) for --seconds each,
 alternating, execs/s and the ratios ffuzz/libFuzzer and afl-fuzz/libFuzzer per
 round (median, min-max); each of the three runs on the same one CPU (taskset).
 edges: each fuzzer's corpus after --minutes (its queue or corpus directory and
-its crashes), replayed on the ffcc build by
-ffuzz's replay, so that all three are counted as the same build's edges.
+its crashes), replayed on the ffcc build by ffuzz's replay, so that all three
+are counted as the same build's edges.
 Work files go to bench/.work/.
 """
 from __future__ import annotations
