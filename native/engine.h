@@ -39,6 +39,8 @@
 /* A case log holds the newest this many cases and bytes. */
 #define FFCC_LOG_CASES 16384
 #define FFCC_LOG_BYTES (8u << 20)
+_Static_assert(FFCC_BATCH_MAX <= FFCC_LOG_CASES && FFCC_BATCH_DATA_SIZE <= FFCC_LOG_BYTES,
+               "a whole batch fits an empty case log");
 #define FFCC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FFCC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

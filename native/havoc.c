@@ -55,15 +55,12 @@ static int all_set(const uint8_t *mask, uint32_t width, uint8_t bit)
     return 1;
 }
 
-/* A start k in [0, span) whose width mask bytes all carry bit, uniformly, or
- * -1.  A few rejection tries first (uniform when they succeed), then an exact
- * count-and-pick pass (uniform too), so the mixture stays uniform.  Called
- * per mutation. */
-static int64_t pick_position(struct ffcc_mutator *m, const uint8_t *mask, uint32_t span,
-                             uint32_t width, uint8_t bit)
+/* pick_position with a mask: a few rejection tries first (uniform when they
+ * succeed), then an exact count-and-pick pass (uniform too), so the mixture
+ * stays uniform.  Called per masked mutation. */
+static int64_t pick_masked(struct ffcc_mutator *m, const uint8_t *mask, uint32_t span,
+                           uint32_t width, uint8_t bit)
 {
-    if (span == 0) return -1;
-    if (!mask) return ffcc_rand_below(m, span);
     for (int t = 0; t < 8; t++) {
         uint32_t k = ffcc_rand_below(m, span);
         if (all_set(mask + k, width, bit)) return k;
@@ -81,6 +78,17 @@ static int64_t pick_position(struct ffcc_mutator *m, const uint8_t *mask, uint32
         if (run >= width && r-- == 0) return (int64_t)i - width + 1;
     }
     return -1;
+}
+
+/* A start k in [0, span) whose width mask bytes all carry bit, uniformly, or
+ * -1; without a mask any k.  Inline: without a mask a call would cost more
+ * than the draw.  Called per mutation. */
+static inline int64_t pick_position(struct ffcc_mutator *m, const uint8_t *mask, uint32_t span,
+                                    uint32_t width, uint8_t bit)
+{
+    if (span == 0) return -1;
+    if (!mask) return ffcc_rand_below(m, span);
+    return pick_masked(m, mask, span, width, bit);
 }
 
 /* AFL's block length for inserts, overwrites and deletes; cycle (the havoc
