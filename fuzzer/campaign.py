@@ -170,17 +170,23 @@ class Campaign:
             entry.passed_det = self.run_stage(det, entry)
             if row is not None:
                 row.det_mask_execs, row.det_mask_hits = det.execs, det.target_hits
-        if not self.stopping():
-            masked = stages.havoc(data, mask, target, budget, self.block_level)
-            self.run_stage(masked, entry)
-            if row is not None:
-                row.havoc_mask_execs, row.havoc_mask_hits = masked.execs, masked.target_hits
         partners = stages.splice_partners(self.queue, entry, self.rng, SPLICE_CYCLES) \
             if self.scheduler.cursor.splicing else ()
-        if partners and not self.stopping():
-            self.run_stage(stages.splice(data, tuple(p.data for p in partners), mask, target,
-                                         splice_budget(score), self.block_level),
-                           entry, partners)
+        seconds = tuple(p.data for p in partners)
+        if partners and row is None:  # one request: havoc's children, then the splice cycles'
+            if not self.stopping():
+                self.run_stage(stages.havoc_then_splice(data, seconds, mask, target, budget,
+                                                        splice_budget(score), self.block_level),
+                               entry, partners)
+        else:
+            if not self.stopping():
+                masked = stages.havoc(data, mask, target, budget, self.block_level)
+                self.run_stage(masked, entry)
+                if row is not None:
+                    row.havoc_mask_execs, row.havoc_mask_hits = masked.execs, masked.target_hits
+            if partners and not self.stopping():
+                self.run_stage(stages.splice(data, seconds, mask, target, splice_budget(score),
+                                             self.block_level), entry, partners)
         if self.stopping():
             return
         entry.was_fuzzed = True

@@ -78,6 +78,7 @@ class StageRequest:
     kind: StageKind
     data: bytes
     budget: int = 0                  # havoc: executions (with splice_with, per second parent)
+    plain: int = 0                   # havoc with splice_with: children of data alone, first
     mask: np.ndarray | None = None   # len + 1 bytes; the MASK stage fills it
     target: int | None = None
     splice_with: tuple[bytes, ...] = ()  # havoc: second parents, budget children from each
@@ -331,7 +332,8 @@ class NativeExecutor:
             splice_lens = ffi.new("uint32_t[]", [len(p) for p in request.splice_with])
             st.splice, st.splice_lens = splice, splice_lens
             st.splices, st.per_splice = len(request.splice_with), request.budget
-            st.budget = request.budget * len(request.splice_with)
+            st.plain = request.plain
+            st.budget = request.plain + request.budget * len(request.splice_with)
         st.target = -1 if request.target is None else request.target
         st.timeout_ms = self.timeout_ms
         st.cycle = request.cycle

@@ -96,9 +96,10 @@ struct ffcc_stage {
     const uint8_t *splice;    /* havoc only: second parents back to back, or NULL */
     const uint32_t *splice_lens; /* their lengths */
     uint32_t splices;         /* how many second parents */
-    uint64_t per_splice;      /* children made from each (the budget: splices x per_splice) */
+    uint64_t per_splice;      /* children made from each */
+    uint64_t plain;           /* havoc with splices: children of the parent alone first */
     int64_t target;           /* map index of the target branch, -1 for none */
-    uint64_t budget;          /* havoc: executions in the whole stage */
+    uint64_t budget;          /* havoc: executions in the whole stage (plain + splices x per_splice) */
     uint64_t call_limit;      /* executions per call before returning */
     uint32_t call_ms;         /* wall time per call before returning, checked between batches (0: none) */
     uint32_t timeout_ms;      /* per execution */

@@ -133,9 +133,10 @@ static uint32_t splice_with(struct ffcc_mutator *m, struct ffcc_stage *st, uint3
  * any mutation (rerunning the parent teaches nothing) or the splice with
  * this child's second parent has no cut (its children are all skipped),
  * CHILD_END once the budget is spent counting the `queued` children not
- * judged yet.  A stage with splices makes per_splice children from each
- * second parent in turn: AFL's splice cycles in one stage, so that each
- * batch holds as many children as a havoc stage's.  Called per havoc child. */
+ * judged yet.  A stage with splices makes its `plain` children from the
+ * parent alone, then per_splice children from each second parent in turn:
+ * AFL's havoc stage and splice cycles in one stage, so that batches run
+ * across all of them.  Called per havoc child. */
 static int64_t havoc_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_t *out,
                            uint32_t queued)
 {
@@ -144,11 +145,11 @@ static int64_t havoc_child(struct ffcc_mutator *m, struct ffcc_stage *st, uint8_
     const uint8_t *parent = st->input;
     const uint8_t *parent_mask = st->mask;
     uint32_t parent_len = st->len;
-    if (st->splice) {
-        uint64_t k = index / st->per_splice;
+    if (st->splice && index >= st->plain) {
+        uint64_t k = (index - st->plain) / st->per_splice;
         if (k >= st->splices) return CHILD_END;
         if (st->spliced != k + 1 && !splice_with(m, st, (uint32_t)k)) {
-            st->skipped += (k + 1) * st->per_splice - index;
+            st->skipped += st->plain + (k + 1) * st->per_splice - index;
             return CHILD_SKIP;
         }
         parent = m->spliced;
@@ -237,7 +238,7 @@ static int run_children(ffcc_engine *e, struct ffcc_stage *st)
             r->made_at = at;
             r->pos = pos;
             r->bit = bit;
-            r->partner = st->splice ? (int32_t)st->spliced - 1 : -1;
+            r->partner = (int32_t)st->spliced - 1; /* -1 until the first splice cycle */
             n++;
         }
         if (n) {

@@ -82,13 +82,13 @@
 #define FFCC_HELLO_BATCH 0x08000000
 /* The fuzzer writes it into the segment; a runtime built for another layout
  * (another version of this header) runs no batches. */
-#define FFCC_BATCH_LAYOUT 2
-#define FFCC_BATCH_MAX 256
-#define FFCC_BATCH_DATA 4096
+#define FFCC_BATCH_LAYOUT 3
+#define FFCC_BATCH_MAX 1024
+#define FFCC_BATCH_DATA 16384
 #define FFCC_BATCH_DATA_SIZE 2097152
-#define FFCC_BATCH_MAPS 2101248
+#define FFCC_BATCH_MAPS 2113536
 #define FFCC_BATCH_MAPS_SIZE 4194304
-#define FFCC_BATCH_SHM_SIZE 6295552
+#define FFCC_BATCH_SHM_SIZE 6307840
 
 #include <stdint.h>
 struct ffcc_batch {

@@ -146,7 +146,9 @@ def test_batches_teach_what_single_runs_teach(batch_target, tmp_path, monkeypatc
                       StageRequest(StageKind.ARITH8, b"Pbcc"),
                       StageRequest(StageKind.HAVOC, b"Pbcd", budget=3000, mask=mask),
                       StageRequest(StageKind.HAVOC, b"Pbcd", budget=700,
-                                   splice_with=(b"AAAAAAA", b"Pbcd", b"PbAAx", b"QQQQQ"))]
+                                   splice_with=(b"AAAAAAA", b"Pbcd", b"PbAAx", b"QQQQQ")),
+                      StageRequest(StageKind.HAVOC, b"Pbcd", budget=300, plain=500,
+                                   splice_with=(b"PQAAAAA", b"xyzw!!"))]
             found = [findings(ex, request) for request in stages]
             counts = [(r.execs, r.target_hits) for r in stages]
             outcomes.append((seen, found, counts, mask.tolist(), ex.branch_hits().tolist(),
@@ -174,6 +176,22 @@ def test_splice_cycles_run_as_one_stage_and_name_their_partner(batch_target, tmp
         assert found and {f.partner for f in found} <= {0, 2}
         crashes = [f for f in found if f.kind == FindingKind.CRASH]
         assert crashes and all(f.partner == 0 for f in crashes)  # only "PQ..." gives the Q
+    finally:
+        ex.close()
+
+
+def test_havoc_then_splice_runs_the_parent_alone_first(batch_target, tmp_path) -> None:
+    """havoc and the splice cycles in one request: `plain` children of the input alone (no
+    partner), then `budget` from each second parent."""
+    ex = executor(tmp_path, batch_target, True)
+    try:
+        request = StageRequest(StageKind.HAVOC, b"Pbcd", budget=300, plain=400,
+                               splice_with=(b"Pbcd", b"PQAAAAA"))
+        found = [f for f in ex.run_stage(request) if f is not None]
+        assert request.execs == 700  # the input itself has no cut: its cycle is skipped
+        partners = [f.partner for f in found]
+        assert partners[0] is None  # a fresh map: the first child is new, and plain
+        assert set(partners) <= {None, 1} and partners == sorted(partners, key=lambda p: p or 0)
     finally:
         ex.close()
 

@@ -242,6 +242,13 @@ def test_a_stage_yields_its_findings_with_their_op_and_pauses_where_it_may_stop(
     assert det.execs == 10 * len(det.requests)
 
 
+def test_havoc_then_splice_names_each_finding_by_the_cycle_that_made_it() -> None:
+    [(op, request)] = stages.havoc_then_splice(b"ab", (b"cd",), None, None, 10, 5, 1).requests
+    assert request.plain == 10 and request.budget == 5
+    assert stages.step_op(op, request, Finding(FindingKind.NEW_PATH, b"x")) == "havoc"
+    assert stages.step_op(op, request, Finding(FindingKind.NEW_PATH, b"x", partner=0)) == "splice"
+
+
 class TrimmingToTheTarget(FakeExecutor):
     """Trimming to a target keeps only the input's first byte; AFL's trim keeps it all."""
 
