@@ -56,6 +56,7 @@ STATS_INTERVAL = 5.0
 CHECKPOINT_SHARE = 50  # a checkpoint may take 1/50 of the time between two
 STATUS_INTERVAL = 0.25
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+NO_HITS = np.zeros(0, np.uint32)  # what a scheduler that reads no hit counts is given
 
 
 class Campaign:
@@ -126,7 +127,8 @@ class Campaign:
             if self.sync is not None and self.sync.due():
                 self.sync_peers(self.sync)
             self.retire_covered()
-            selection = self.scheduler.next(self.queue, self.queue_hits(), self.rng)
+            hits = self.queue_hits() if self.scheduler.uses_hits else NO_HITS
+            selection = self.scheduler.next(self.queue, hits, self.rng)
             if selection is not None:
                 self.fuzz_one(selection)
 

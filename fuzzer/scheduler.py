@@ -87,6 +87,7 @@ class Scheduler:
     and hear about the campaign's progress through the on_* hooks."""
 
     name = ""
+    uses_hits = False  # select() reads the hit counts: the campaign computes them only then
 
     def __init__(self) -> None:
         self.cursor = QueueCursor()
@@ -196,6 +197,7 @@ class FairFuzzScheduler(Scheduler):
     """
 
     name = "fairfuzz"
+    uses_hits = True
 
     def __init__(self, use_mask: bool = True, bootstrap: Bootstrap = Bootstrap.OFF) -> None:
         super().__init__()
