@@ -189,6 +189,7 @@ static int send_request(ffcc_engine *e)
     struct ffcc_forkserver *fsrv = &e->fsrv;
     int32_t word;
     if (fsrv->pid <= 0) return ffcc_fsrv_fail(fsrv, "no forkserver runs");
+    ffcc_stamp_clock(fsrv->batch);
     if (ffcc_write_word(fsrv->ctl_fd, 0)) return ffcc_fsrv_silent(fsrv, FFCC_WAIT_BROKEN);
     uint64_t deadline = ffcc_now_us() + FFCC_GRACE_MS * 1000ull;
     int rc = ffcc_wait_word(fsrv, &word, deadline, 0);

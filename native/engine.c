@@ -62,6 +62,7 @@ ffcc_engine *ffcc_engine_new(uint32_t shm_size, uint64_t seed)
         return NULL;
     }
     fsrv->batch->layout = FFCC_BATCH_LAYOUT;
+    fsrv->batch->us_per_tick_q32 = ffcc_tick_rate();
     for (int i = 0; i < 4; i++) m->rng[i] = splitmix64(&seed);
     return e;
 }

@@ -217,6 +217,8 @@ int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t tim
 int ffcc_execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                  int interruptible, int *signal);
 uint64_t ffcc_now_us(void);
+uint64_t ffcc_tick_rate(void);
+void ffcc_stamp_clock(struct ffcc_batch *b);
 int ffcc_read_full(int fd, void *buf, size_t len, uint32_t timeout_ms);
 int ffcc_write_word(int fd, uint32_t word);
 /* Read one status word by deadline_us (CLOCK_MONOTONIC); interruptible:

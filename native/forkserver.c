@@ -514,3 +514,43 @@ int ffcc_run_once(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t tim
 
 /* Called a few times per batch. */
 uint64_t ffcc_now_us(void) { return now_us(); }
+
+/* How long the time-stamp counter's rate is measured, in us. */
+#define TICK_CALIBRATION_US 5000
+
+/* The time-stamp counter's rate, us per tick in 32.32 fixed point, when the
+ * kernel keeps time by it (then it is synchronised across CPUs and runs at one
+ * rate); else 0, and batch targets read CLOCK_MONOTONIC (ffcc_protocol.h, Case
+ * times).  Called once per engine. */
+uint64_t ffcc_tick_rate(void)
+{
+#if defined(__x86_64__)
+    char source[16] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f) return 0;
+    int read_ok = fgets(source, sizeof source, f) != NULL;
+    fclose(f);
+    if (!read_ok || strcmp(source, "tsc\n") != 0) return 0;
+    uint64_t us0 = now_us(), tick0 = __builtin_ia32_rdtsc(), us1, tick1;
+    do {
+        us1 = now_us();
+        tick1 = __builtin_ia32_rdtsc();
+    } while (us1 - us0 < TICK_CALIBRATION_US);
+    return tick1 > tick0 ? ((us1 - us0) << 32) / (tick1 - tick0) : 0;
+#else
+    return 0;
+#endif
+}
+
+/* The (us, tick) pair the target's case times count from, read back to back.
+ * Called per request. */
+void ffcc_stamp_clock(struct ffcc_batch *b)
+{
+#if defined(__x86_64__)
+    if (!b->us_per_tick_q32) return;
+    b->clock_base_tick = __builtin_ia32_rdtsc();
+    b->clock_base_us = now_us();
+#else
+    (void)b;
+#endif
+}

@@ -31,6 +31,13 @@
  * instead of waiting for another batch (an empty batch: at once), so that
  * the fuzzer sees what the program does at exit.
  *
+ * Case times: the target times each case in CLOCK_MONOTONIC microseconds.  A
+ * clock_gettime() costs a fast harness a few percent per case on a virtual
+ * machine, so where the kernel itself keeps time by the time-stamp counter
+ * (x86, a synchronised TSC) the fuzzer offers a cheaper reading: with each
+ * request it writes a (microseconds, tick) pair read back to back and the
+ * counter's rate, and the target reads only the counter and converts.
+ *
  * Map layout: [edge region][label region].  The label region mirrors the
  * binary's FFCC_LABEL_SECTION (unit headers, then one byte per label slot) and
  * occupies the last FFCC_ALIGN_UP(section size) bytes of the map (ffcc_map.c).
@@ -98,6 +105,9 @@ struct ffcc_batch {
   volatile uint32_t started;             /* target: cases begun (fuzzer sets it to done) */
   volatile uint32_t done;                /* target: cases finished, maps in their slots */
   volatile uint64_t case_start_us;       /* target: CLOCK_MONOTONIC start of the running case */
+  uint64_t clock_base_us;                /* fuzzer: CLOCK_MONOTONIC (us) when ... */
+  uint64_t clock_base_tick;              /* fuzzer: ... the CPU's time-stamp counter read this */
+  uint64_t us_per_tick_q32;              /* fuzzer: us per tick, 32.32 fixed point; 0: no ticks */
   uint32_t offset[FFCC_BATCH_MAX];       /* fuzzer: case i's bytes at FFCC_BATCH_DATA + offset */
   uint32_t len[FFCC_BATCH_MAX];          /* fuzzer: case i's length */
   uint32_t elapsed_us[FFCC_BATCH_MAX];   /* target: how long each finished case ran */

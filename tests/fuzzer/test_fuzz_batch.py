@@ -27,10 +27,12 @@ from ffcc.fuzzer.executor import (
 from ffcc.fuzzer.mask import empty_mask
 from ffcc.native import lib
 
-# Crashes on "PQ", hangs on "PH", calls exit() on "PX" (a run like any other), and
-# leaves its persistent loop every 7 cases, so batches are cut short mid-way too.
+# Crashes on "PQ", hangs on "PH", calls exit() on "PX" (a run like any other), sleeps
+# 30 ms on "PS", and leaves its persistent loop every 7 cases, so batches are cut short
+# mid-way too.
 BATCH_C = r"""
 #include <stdlib.h>
+#include <time.h>
 __AFL_FUZZ_INIT();
 int main(void) {
   __AFL_INIT();
@@ -41,6 +43,7 @@ int main(void) {
       if (buf[1] == 'Q') abort();
       if (buf[1] == 'H') for (;;) {}
       if (buf[1] == 'X') exit(0);
+      if (buf[1] == 'S') nanosleep(&(struct timespec){0, 30000000}, NULL);
       if (buf[1] > 'a') n += 2;
     }
     if (n > 3 && buf[2] == buf[3]) n++;
@@ -192,6 +195,19 @@ def test_havoc_then_splice_runs_the_parent_alone_first(batch_target, tmp_path) -
         partners = [f.partner for f in found]
         assert partners[0] is None  # a fresh map: the first child is new, and plain
         assert set(partners) <= {None, 1} and partners == sorted(partners, key=lambda p: p or 0)
+    finally:
+        ex.close()
+
+
+def test_a_batch_case_is_timed_as_the_clock_runs(batch_target, tmp_path) -> None:
+    """The target times its cases (with the time-stamp counter where the fuzzer offers its
+    rate, else CLOCK_MONOTONIC), and the slowest case is the 30 ms one."""
+    ex = executor(tmp_path, batch_target, True)
+    try:
+        ex.calibrate(b"Pb", 3, count_hits=False)
+        assert ex.counters().slowest_exec_ms < 10
+        ex.calibrate(b"PS", 1, count_hits=False)
+        assert 29 <= ex.counters().slowest_exec_ms < 58
     finally:
         ex.close()
 
