@@ -3,8 +3,9 @@
 A build runs the compiler once per file and a configure script hundreds of times; starting
 Python, importing ffcc and loading libclang cost more than a small compile itself. The compile
 server (server.py) keeps all that loaded and serves each command in a forked copy of itself
-that takes over this process's stdin, stdout, stderr, working directory, environment and
-umask, so the command behaves as if run here. This module is what each command pays for:
+that takes over this process's stdin, stdout, stderr, working directory, environment, umask
+and scheduling priority (a build run under ``nice`` stays niced, whoever started the server), so
+the command behaves as if run here. This module is what each command pays for:
 standard-library imports only, and of those the C modules under ``socket`` and ``signal``
 (their Python wrappers import ``enum`` and ``selectors``: a third of this module's start-up).
 
@@ -91,7 +92,8 @@ def forward(argv: list[str], path: str) -> int | None:
         conn.connect(path)
         mask = os.umask(0)
         os.umask(mask)
-        request = marshal.dumps((argv, cwd, dict(os.environb), mask))
+        niceness = os.getpriority(os.PRIO_PROCESS, 0)
+        request = marshal.dumps((argv, cwd, dict(os.environb), mask, niceness))
         header = MAGIC + struct.pack("<I", len(request))
         conn.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
                                  struct.pack("3i", 0, 1, 2))])

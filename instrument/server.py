@@ -2,8 +2,8 @@
 
 ``python -m ffcc.instrument.server SOCKET`` (client.py starts it) listens on a Unix socket in
 a directory only its user can enter. For each connection it forks a relay, which reads the
-command (argv, working directory, environment, umask, and the client's stdin, stdout and
-stderr as file descriptors), acknowledges it and forks the worker that runs it exactly as
+command (argv, working directory, environment, umask, niceness, and the client's stdin, stdout
+and stderr as file descriptors), acknowledges it and forks the worker that runs it exactly as
 ``ffcc`` would in the client's place: the worker may even ``exec`` the backend compiler. The
 relay reports how the worker ended; signals the client receives (make's Ctrl-C) are passed on
 to the worker's process group, and a client that disappears takes the worker with it.
@@ -78,10 +78,11 @@ def receive_request(conn: socket.socket) -> tuple[tuple, list[int]]:
 
 def work(request: tuple, fds: list[int]) -> None:
     """Become the client's ``ffcc`` process and run the command; never returns."""
-    argv, cwd, environment, mask = request
+    argv, cwd, environment, mask, niceness = request
     status = 1
     try:
         os.setpgid(0, 0)
+        take_niceness(niceness)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -111,6 +112,16 @@ def work(request: tuple, fds: list[int]) -> None:
         traceback.print_exc()
     flush_streams()
     os._exit(status & 0xFF)
+
+
+def take_niceness(niceness: int) -> None:
+    """Run at the client's priority, not the server's (whoever started it, niced or not): a
+    niced build's compilers stay niced, and one at full priority gets it.  Raising the priority
+    needs privileges; without them the worker stays at the server's."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+    except OSError:
+        pass
 
 
 def flush_streams() -> None:

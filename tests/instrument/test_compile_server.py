@@ -124,6 +124,29 @@ def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
     assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600
 
 
+def test_command_runs_at_the_clients_niceness(tmp_path, private_server):
+    """A server started by a niced command does not nice the commands that follow, nor the
+    other way round: each command's compiler runs at its client's priority."""
+    backend = recorder(tmp_path, "nice")
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    if base <= 15:
+        server_nice, client_nice = 4, 0
+    elif os.geteuid() == 0:
+        server_nice, client_nice = 0, -4
+    else:
+        pytest.skip("running at a niceness this test cannot go below without privileges")
+    env = {**os.environ, "FFCC_CC": str(backend)}
+
+    def niced(delta: int) -> subprocess.CompletedProcess:
+        return subprocess.run(["nice", "-n", str(delta), "ffcc", "-c", "x.c"], cwd=tmp_path,
+                              env=env, capture_output=True, timeout=120)
+
+    assert int(niced(server_nice).stdout) == base + server_nice  # run in-process, starts the server
+    wait_for_server(private_server)
+    assert int(niced(client_nice).stdout) == base + client_nice
+    assert int(niced(server_nice).stdout) == base + server_nice
+
+
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGKILL])
 def test_exit_status_and_signals_reach_the_client(tmp_path, private_server, signo):
     """Ctrl-C is passed on to the command; a client killed outright takes it along."""
