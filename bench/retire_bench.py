@@ -2,69 +2,211 @@
 
 For cJSON's libFuzzer harness (persistent, batches) and the boundaries sample (fork
 server), from one run:
-  1. a --cover-seconds campaign (default 120) on the `--mcc --wm` build covers labels;
-  2. then, in turn and alternating for --rounds, --seconds campaigns from that queue on
-     the unlabelled ffcc build, the labelled build with retirement (--retire first, the
-     default) and without it (--retire never), with AFL's schedule (-p afl; FairFuzz aims
-     at labels only where they count, which changes what runs, not what a run costs);
-  3. execs/s of each labelled run / the unlabelled run of its round (target with
-     retirement >= 0.9), median and spread over the rounds.
+  1. a covering campaign on the `--mcc --wm` build, bounded by executions (COVER_EXECS:
+     what 2 minutes of ffuzz run on an idle machine; a loaded machine only makes it slower);
+  2. every labelled variant (VARIANTS: gates, pruning) runs that queue once with every label
+     counting, and gets the retirement state ffuzz --retire first reaches from it
+     (fuzzer/retire.py: each covered label's byte, and the gate byte of each site whose
+     live labels are all covered);
+  3. then, alternating for --rounds, each build replays the queue through its forkserver
+     (about --inputs inputs: whole passes), as ffuzz runs it (batches over shared memory
+     where the target takes them, a fork per input elsewhere), in these setups:
+     "retire" with that state in a retirement segment, "never" with no segment (every label
+     counts, as with --retire never), and for gated builds "closed" with every label and
+     gate retired (what the label code costs once nothing of it runs: the ceiling);
+     the figure is the CPU time (user + sys) of the target's processes per input, which a
+     loaded machine, stretching wall time, leaves alone;
+  4. speed relative to the unlabelled build (its CPU time per input / the setup's) in each
+     round, median and spread over the rounds (target with retirement >= 0.9).
 
-    python bench/retire_bench.py [--targets cjson,boundaries] [--rounds 3] [--seconds 30]
+The target's processes are counted whole: the bench makes itself their child subreaper, so a
+persistent child the forkserver leaves behind when it is killed is reaped here with its CPU
+time.  The fuzzer's own work per execution (mutation, map analysis) is not counted; it
+would add the same time to every build and bring every ratio closer to 1.
+
+    python bench/retire_bench.py [--targets cjson,boundaries] [--variants labelled,gates]
+        [--rounds 5] [--inputs 30000] [--cover-execs N (0: reuse the last covering queue)]
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
+import os
+import resource
 import statistics
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from bench.fuzz_bench import ENV, WORK, build_cjson_harness, campaign, execs_per_sec  # noqa: E402
+from bench.fuzz_bench import ENV, WORK, build_cjson_harness, campaign  # noqa: E402
+from ffcc.fuzzer.executor import TargetCommand  # noqa: E402
+from ffcc.fuzzer.labels import LabelMap  # noqa: E402
+from ffcc.fuzzer.replay import ReplayExecutor  # noqa: E402
+from ffcc.fuzzer.retire import ENV_NAME, Retirement  # noqa: E402
+from ffcc.runtime.abi import read_label_db  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
-SETUPS = {"unlabelled": ("edges", ()), "retire": ("labelled", ("--retire", "first")),
-          "no-retire": ("labelled", ("--retire", "never"))}
+# Labelled builds measured against the unlabelled one ("labelled" runs the covering campaign).
+VARIANTS = {"labelled": LABELS, "gates": (*LABELS, "--label-gates"),
+            "prune": (*LABELS, "--prune"), "prune-gates": (*LABELS, "--prune", "--label-gates"),
+            "gccdiff-gates": (*LABELS, "--prune=gccdiff", "--label-gates")}
+TIMEOUT_MS = 10_000  # per input; generous, as a loaded machine may stall a run
+PR_SET_CHILD_SUBREAPER = 36
+# Executions of the covering campaign: what 2 minutes of ffuzz on the labelled build run on
+# an idle machine (cJSON's harness about 55,000 execs/s, the boundaries sample 3,300).
+COVER_EXECS = {"cjson": 6_500_000, "boundaries": 400_000}
+COVER_LIMIT_SECONDS = 4 * 3600.0  # -V as well, only as a safety net
 
 
-def sample_builds(name: str) -> tuple[dict[str, Path], Path]:
-    """The sample built by ffcc with and without labels, and its seeds."""
+def sample_builds(name: str, variants: dict[str, tuple[str, ...]],
+                  reuse: bool) -> tuple[dict[str, Path], Path]:
+    """The sample built by ffcc without labels and as each variant (``reuse``: as the last
+    run built it), and its seeds."""
     sources = sorted(str(p) for p in (REPO / "samples" / name).glob("*.c"))
     builds = {}
-    for kind, flags in (("edges", ()), ("labelled", LABELS)):
-        out = WORK / f"retire-{name}-{kind}"
-        subprocess.run(["ffcc", *flags, "-O2", "-o", f"{out}/", *sources], check=True,
-                       capture_output=True, env=ENV)
+    for kind, flags in {"unlabelled": (), **variants}.items():
+        out = WORK / f"retire-{name}-build-{kind}"
+        if not reuse:
+            subprocess.run(["ffcc", *flags, "-O2", "-o", f"{out}/", *sources], check=True,
+                           capture_output=True, env=ENV)
         builds[kind] = out / name
     return builds, REPO / "samples" / name / "seeds"
 
 
-def cjson_builds() -> tuple[dict[str, Path], Path]:
-    edges, seeds = build_cjson_harness((), "retire-cjson-edges")
-    labelled, _ = build_cjson_harness(LABELS, "retire-cjson-labelled")
-    return {"edges": edges, "labelled": labelled}, seeds
+def cjson_builds(variants: dict[str, tuple[str, ...]],
+                 reuse: bool) -> tuple[dict[str, Path], Path]:
+    builds, seeds = {}, WORK / "cjson-seeds"
+    for kind, flags in {"unlabelled": (), **variants}.items():
+        builds[kind] = WORK / f"retire-cjson-build-{kind}"
+        if not reuse:
+            builds[kind], seeds = build_cjson_harness(flags, builds[kind].name)
+    return builds, seeds
 
 
-def bench(name: str, rounds: int, seconds: float, cover_seconds: float) -> dict[str, list[float]]:
-    builds, seeds = cjson_builds() if name == "cjson" else sample_builds(name)
-    cover = campaign("ffuzz", builds["labelled"], seeds, cover_seconds, f"retire-{name}-cover")
-    corpus = WORK / f"retire-{name}-cover" / "default" / "queue"
-    print(f"  {name}: cover campaign {cover['execs_done']} execs, {cover['corpus_count']} "
-          f"entries, labels found {cover.get('labels_found', '?')}", flush=True)
-    speeds: dict[str, list[float]] = {setup: [] for setup in SETUPS}
-    for r in range(rounds):
-        added = {}
-        for setup, (build, extra) in SETUPS.items():
-            stats = campaign("ffuzz", builds[build], corpus, seconds, f"retire-{name}-{setup}",
-                             ("-p", "afl", *extra))
-            speeds[setup].append(execs_per_sec(stats))
-            added[setup] = int(stats["corpus_count"]) - int(cover["corpus_count"])
-        print(f"  {name} round {r + 1}: " + ", ".join(
-            f"{setup} {speeds[setup][-1]:.0f}/s (+{added[setup]} entries)" for setup in SETUPS),
-            flush=True)
-    return speeds
+def executor(binary: Path, retire_shm: int | None) -> ReplayExecutor:
+    extra = {ENV_NAME: str(retire_shm)} if retire_shm is not None else {}
+    return ReplayExecutor(TargetCommand((str(binary), "@@")), binary.with_name(".cur_input"),
+                          TIMEOUT_MS, seed=0, extra_env=extra)
+
+
+@dataclass
+class Coverage:
+    """What the covering queue reaches on one labelled build."""
+
+    retirement: Retirement
+    ceiling: Retirement | None  # every label and gate retired (gated builds)
+    labels: int
+    pruned: int
+    covered: int
+    gates: int
+    closed: int
+
+
+def coverage(binary: Path, queue: list[bytes]) -> Coverage:
+    """Run the queue with every label counting; the retirement state ffuzz reaches from it."""
+    labels, database = LabelMap.load(binary), read_label_db(binary)
+    assert labels is not None and database is not None, f"{binary} has no label database"
+    run = executor(binary, None)
+    try:
+        virgin = np.full(run.map_size, 0xFF, dtype=np.uint8)
+        for trace in run.traces(queue):
+            virgin[trace.indices] = 0
+    finally:
+        run.close()
+    retirement = Retirement(labels)
+    retirement.retire_covered(virgin)
+    ceiling = None
+    if len(retirement.gate_slots):
+        ceiling = Retirement(labels)
+        ceiling.retire_covered(np.zeros_like(virgin))
+    pruned = len([label for label in database.labels if label.get("pruned")])
+    return Coverage(retirement, ceiling, labels.count, pruned, int(retirement.retired.sum()),
+                    len(retirement.gate_slots), int(retirement.closed.sum()))
+
+
+def reap_orphans() -> None:
+    """Wait for every child left (a persistent child reparented here when its forkserver
+    was killed), so that its CPU time is counted."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def cpu_per_input(binary: Path, retire_shm: int | None, queue: list[bytes], passes: int) -> float:
+    """CPU seconds (user + sys) the target's processes spend per input replaying the queue
+    ``passes`` times, with the retirement segment ``retire_shm`` (None: every label counts)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = executor(binary, retire_shm)
+    try:
+        for _ in range(passes):
+            run.traces(queue)
+    finally:
+        run.close()
+    reap_orphans()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu / (passes * len(queue))
+
+
+def setups(covered: dict[str, Coverage]) -> dict[str, tuple[str, int | None]]:
+    """Each measured setup: its build and retirement segment."""
+    found: dict[str, tuple[str, int | None]] = {"unlabelled": ("unlabelled", None)}
+    for variant, cov in covered.items():
+        found[f"{variant} retire"] = (variant, cov.retirement.shm_id)
+        found[f"{variant} never"] = (variant, None)
+        if cov.ceiling is not None:
+            found[f"{variant} closed"] = (variant, cov.ceiling.shm_id)
+    return found
+
+
+def covering_queue(name: str, binary: Path, seeds: Path, cover_execs: int) -> list[bytes]:
+    """The queue of a ``cover_execs`` campaign on ``binary`` (0: the last run's queue)."""
+    out = WORK / f"retire-{name}-cover"
+    if cover_execs > 0:
+        stats = campaign("ffuzz", binary, seeds, COVER_LIMIT_SECONDS, out.name,
+                         ("-E", str(cover_execs)))
+        print(f"  {name}: cover campaign {stats['execs_done']} execs in {stats['run_time']} s, "
+              f"{stats['corpus_count']} entries, {stats['labels_found']} labels", flush=True)
+    queue = out / "default" / "queue"
+    return [p.read_bytes() for p in sorted(queue.iterdir()) if p.is_file()]
+
+
+def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: int,
+          cover_execs: int, reuse: bool) -> dict[str, list[float]]:
+    builds, seeds = (cjson_builds(variants, reuse) if name == "cjson"
+                     else sample_builds(name, variants, reuse))
+    queue = covering_queue(name, builds["labelled"], seeds, cover_execs)
+    passes = max(1, inputs // len(queue))
+    print(f"  {name}: {len(queue)} queue entries, {passes} passes per measurement", flush=True)
+    covered = {variant: coverage(builds[variant], queue) for variant in variants}
+    for variant, cov in covered.items():
+        print(f"    {variant}: {cov.covered} of {cov.labels} labels covered ({cov.pruned} "
+              f"pruned), {cov.closed} of {cov.gates} gates closed", flush=True)
+    measured = setups(covered)
+    cpu: dict[str, list[float]] = {setup: [] for setup in measured}
+    try:
+        for r in range(rounds):
+            order = list(measured) if r % 2 == 0 else list(reversed(measured))
+            for setup in order:
+                build, shm = measured[setup]
+                cpu[setup].append(cpu_per_input(builds[build], shm, queue, passes))
+            print(f"  {name} round {r + 1}: " + ", ".join(
+                f"{setup} {cpu[setup][-1] * 1e6:.2f}" for setup in measured) + " us/input",
+                flush=True)
+    finally:
+        for cov in covered.values():
+            cov.retirement.close()
+            if cov.ceiling is not None:
+                cov.ceiling.close()
+    return {setup: [base / value for base, value in zip(cpu["unlabelled"], values, strict=True)]
+            for setup, values in cpu.items() if setup != "unlabelled"}
 
 
 def spread(values: list[float]) -> str:
@@ -74,18 +216,27 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", default="cjson,boundaries")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--cover-seconds", type=float, default=120)
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="labelled builds to measure (of %(default)s)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--inputs", type=int, default=30_000,
+                        help="inputs per measurement (whole passes over the queue)")
+    parser.add_argument("--cover-execs", type=int, default=None,
+                        help="executions of the covering campaign (default: COVER_EXECS; 0: "
+                        "reuse the last one's queue)")
+    parser.add_argument("--reuse-builds", action="store_true",
+                        help="measure the builds of the last run (a gccdiff build takes long)")
     args = parser.parse_args()
-    print("execs/s of the labelled build / the unlabelled build, from a covering campaign's "
-          "queue (target with retirement >= 0.9)")
+    variants = {name: VARIANTS[name] for name in args.variants.split(",")}
+    variants.setdefault("labelled", LABELS)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    print("speed of the labelled build / the unlabelled build: the target's CPU time per "
+          "input over a covering campaign's queue (target with retirement >= 0.9)")
     for name in args.targets.split(","):
-        speeds = bench(name, args.rounds, args.seconds, args.cover_seconds)
-        base = speeds["unlabelled"]
-        for setup in ("retire", "no-retire"):
-            ratios = [s / b for s, b in zip(speeds[setup], base, strict=True)]
-            print(f"    {name} {setup}: ratio {spread(ratios)}")
+        cover_execs = COVER_EXECS[name] if args.cover_execs is None else args.cover_execs
+        ratios = bench(name, variants, args.rounds, args.inputs, cover_execs, args.reuse_builds)
+        for setup, values in ratios.items():
+            print(f"    {name} {setup}: {spread(values)}", flush=True)
 
 
 if __name__ == "__main__":
