@@ -124,6 +124,16 @@ def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
     assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600
 
 
+def test_server_warms_up_on_a_unit_with_every_kind_of_label():
+    """preload() ignores failures (a command reports them itself): a warm-up that stopped
+    labelling would only show as slower commands."""
+    from ffcc.instrument.server import warm_up
+    from ffcc.rewriters import annotate
+    groups = {record["operator"].split(".")[1 if record["criterion"] == "wm" else 0]
+              for record in warm_up(annotate)}
+    assert {"mcc", "ror", "aor", "cor", "abs", "uod", "bor", "asr"} <= groups
+
+
 def test_command_runs_at_the_clients_niceness(tmp_path, private_server):
     """A server started by a niced command does not nice the commands that follow, nor the
     other way round: each command's compiler runs at its client's priority."""
