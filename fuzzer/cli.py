@@ -3,7 +3,7 @@
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D] [-c PROG_CMPLOG]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
-          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire first|never]
+          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire first|stall|never]
           [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
@@ -110,7 +110,8 @@ def parse_memory(text: str) -> int:
               help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
                    "time:S; the first that holds).")
 @click.option("--retire", type=click.Choice(POLICIES), default="first", show_default=True,
-              help="When a label stops counting: once the queue covers it, or never.")
+              help="When a label stops counting: once the queue covers it; as first, and every "
+                   "label left once none was covered for 10 minutes; or never.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)

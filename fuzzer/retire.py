@@ -16,11 +16,18 @@ site's gate (labels.py), and a build whose gates are compiled in (clang on x86-6
 docs/LABELS.md) skips the site's label code altogether: its predicates stop costing too.
 The label code's own edges (the guard of the skipped block, those of the predicates'
 short-circuits) then stop counting in every trace that ran the site.
+
+Most sites keep a label no input can cover there (a kill condition a dominating test rules
+out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
+``first``, and once STALL_SECONDS pass without a newly covered label, every label that is
+left is retired and every gate closes.  The labels given up stay uncovered in every report;
+no later input can cover them.
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -30,14 +37,22 @@ from ffcc.fuzzer.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
 ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
-POLICIES = ("first", "never")  # retire a label when the queue first covers it, or never
+# Retire a label when the queue first covers it; as "first", and give up on every label left
+# once no label has been covered for STALL_SECONDS; never.
+POLICIES = ("first", "stall", "never")
+STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases.py)
 
 
 class Retirement:
     """The retirement segment of one labelled target, and which labels it retired."""
 
-    def __init__(self, labels: LabelMap) -> None:
+    def __init__(self, labels: LabelMap, stall_seconds: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.labels = labels
+        self._stall_seconds = stall_seconds  # give up after this long without a cover (stall)
+        self._clock = clock
+        self._last_cover = clock()
+        self.given_up = False  # the labels left were retired uncovered
         self._slots = np.flatnonzero([site is not None for site in labels.sites])
         self.retired = np.zeros(len(self._slots), dtype=bool)
         self._label_indices = self._slots  # map indices, once the map's size is known
@@ -58,7 +73,7 @@ class Retirement:
         """The segment for a labelled target under ``policy``; None when nothing retires."""
         if policy == "never" or labels is None or not labels.count:
             return None
-        return cls(labels)
+        return cls(labels, STALL_SECONDS if policy == "stall" else None)
 
     @property
     def indices(self) -> np.ndarray:
@@ -66,14 +81,25 @@ class Retirement:
         return self._label_indices[self.retired]
 
     def retire_covered(self, virgin: np.ndarray) -> np.ndarray:
-        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff);
-        the map indices of those retired now."""
+        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff),
+        and under ``stall`` every label left once none was covered for long; the map indices
+        of those retired now."""
         self._label_indices = self._slots + self.labels.region_start(len(virgin))
         newly = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        now = self._clock()
+        if newly.any():
+            self._last_cover = now
+        elif self._stalled(now):
+            newly = ~self.retired
+            self.given_up = True
         self.region[self._slots[newly]] = 1
         self.retired |= newly
         self.closed_now = self._close_gates(newly)
         return self._label_indices[newly]
+
+    def _stalled(self, now: float) -> bool:
+        return (self._stall_seconds is not None and not self.given_up
+                and now - self._last_cover >= self._stall_seconds)
 
     def _close_gates(self, newly: np.ndarray) -> int:
         """Set the byte of each gate whose last label ``newly`` retired; how many."""

@@ -14,6 +14,7 @@ import pytest
 from forkserver_client import ForkServer, SharedMap, hello_map_size
 from helpers import REPO, ffcc, sample_inputs, sample_sources
 
+from ffcc.fuzzer import retire
 from ffcc.fuzzer.labels import LabelMap, LabelSite
 from ffcc.fuzzer.retire import Retirement
 from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, NO_GATES
@@ -50,6 +51,48 @@ def test_a_gate_closes_when_the_last_live_label_of_its_site_retires(tmp_path) ->
         assert list(retirement.indices) == [192, 193, 195, 196], "gates are not retired labels"
     finally:
         retirement.close()
+
+
+def test_retire_stall_gives_up_the_labels_left_once_none_was_covered_for_long(tmp_path) -> None:
+    write_label_db(tmp_path / "p", LabelDatabase(64, [
+        {"id": 0, "slot": 0, "gate": 10}, {"id": 1, "slot": 1, "gate": 10},
+        {"id": 2, "slot": 2, "gate": 11}, {"id": 3, "slot": 3, "gate": 11}]))
+    labels = LabelMap.load(tmp_path / "p")
+    assert labels is not None
+    now = [0.0]
+    retirement = Retirement(labels, stall_seconds=600, clock=lambda: now[0])
+    try:
+        virgin = np.full(256, 0xFF, np.uint8)
+        virgin[[192, 194]] = 0
+        assert list(retirement.retire_covered(virgin)) == [192, 194]
+        now[0] = 599
+        assert list(retirement.retire_covered(virgin)) == [] and not retirement.given_up
+        virgin[193] = 0  # a cover restarts the wait; its site closes as with "first"
+        assert list(retirement.retire_covered(virgin)) == [193] and retirement.closed_now == 1
+        now[0] = 599 + 599
+        assert list(retirement.retire_covered(virgin)) == []
+        now[0] = 599 + 600
+        assert list(retirement.retire_covered(virgin)) == [195], "the label left, uncovered"
+        assert retirement.given_up and retirement.closed_now == 1
+        assert list(np.flatnonzero(retirement.region)) == [0, 1, 2, 3, 10, 11]
+        assert labels.covered(virgin) == 3, "given up is not covered"
+        now[0] = 10_000
+        assert list(retirement.retire_covered(virgin)) == [] and retirement.closed_now == 0
+    finally:
+        retirement.close()
+
+
+def test_only_the_stall_policy_gives_up(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(retire, "STALL_SECONDS", 0.0)
+    labels = LabelMap((LabelSite(0),), 8)
+    for policy, given_up in (("first", []), ("stall", [24])):
+        retirement = Retirement.for_target(policy, labels)
+        assert retirement is not None
+        try:
+            assert list(retirement.retire_covered(np.full(32, 0xFF, np.uint8))) == given_up
+        finally:
+            retirement.close()
+    assert Retirement.for_target("never", labels) is None
 
 
 def test_a_database_without_gates_retires_labels_only(tmp_path) -> None:
