@@ -44,6 +44,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench.fuzz_bench import ENV, WORK, build_cjson_harness, campaign  # noqa: E402
+from ffcc.fuzzer.errors import FuzzerError  # noqa: E402
 from ffcc.fuzzer.executor import TargetCommand  # noqa: E402
 from ffcc.fuzzer.labels import LabelMap  # noqa: E402
 from ffcc.fuzzer.replay import ReplayExecutor  # noqa: E402
@@ -56,6 +57,7 @@ VARIANTS = {"labelled": LABELS, "gates": (*LABELS, "--label-gates"),
             "prune": (*LABELS, "--prune"), "prune-gates": (*LABELS, "--prune", "--label-gates"),
             "gccdiff-gates": (*LABELS, "--prune=gccdiff", "--label-gates")}
 TIMEOUT_MS = 10_000  # per input; generous, as a loaded machine may stall a run
+ATTEMPTS = 3
 PR_SET_CHILD_SUBREAPER = 36
 # Executions of the covering campaign: what 2 minutes of ffuzz on the labelled build run on
 # an idle machine (cJSON's harness about 55,000 execs/s, the boundaries sample 3,300).
@@ -139,20 +141,33 @@ def reap_orphans() -> None:
             return
 
 
-def cpu_per_input(binary: Path, retire_shm: int | None, queue: list[bytes], passes: int) -> float:
-    """CPU seconds (user + sys) the target's processes spend per input replaying the queue
-    ``passes`` times, with the retirement segment ``retire_shm`` (None: every label counts)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def replay(binary: Path, retire_shm: int | None, queue: list[bytes], passes: int) -> None:
     run = executor(binary, retire_shm)
     try:
         for _ in range(passes):
             run.traces(queue)
     finally:
         run.close()
-    reap_orphans()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu / (passes * len(queue))
+
+
+def cpu_per_input(binary: Path, retire_shm: int | None, queue: list[bytes], passes: int) -> float:
+    """CPU seconds (user + sys) the target's processes spend per input replaying the queue
+    ``passes`` times, with the retirement segment ``retire_shm`` (None: every label counts).
+    A forkserver that a loaded machine starves past the engine's deadlines is started again
+    and the measurement repeated."""
+    for _ in range(ATTEMPTS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            replay(binary, retire_shm, queue, passes)
+        except FuzzerError as error:
+            print(f"    {binary.name}: {error}; again", flush=True)
+            continue
+        finally:
+            reap_orphans()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return cpu / (passes * len(queue))
+    raise FuzzerError(f"{binary}: no measurement in {ATTEMPTS} attempts")
 
 
 def setups(covered: dict[str, Coverage]) -> dict[str, tuple[str, int | None]]:
@@ -180,6 +195,7 @@ def covering_queue(name: str, binary: Path, seeds: Path, cover_execs: int) -> li
 
 def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: int,
           cover_execs: int, reuse: bool) -> dict[str, list[float]]:
+    """CPU seconds per input of each setup, by round."""
     builds, seeds = (cjson_builds(variants, reuse) if name == "cjson"
                      else sample_builds(name, variants, reuse))
     queue = covering_queue(name, builds["labelled"], seeds, cover_execs)
@@ -205,7 +221,15 @@ def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: 
             cov.retirement.close()
             if cov.ceiling is not None:
                 cov.ceiling.close()
-    return {setup: [base / value for base, value in zip(cpu["unlabelled"], values, strict=True)]
+    return cpu
+
+
+def ratios(cpu: dict[str, list[float]]) -> dict[str, str]:
+    """Each labelled setup's speed relative to the unlabelled build: median and spread of the
+    rounds' ratios, and the ratio of the least CPU times (the load only ever adds to them)."""
+    base = cpu["unlabelled"]
+    return {setup: f"{spread([b / v for b, v in zip(base, values, strict=True)])}, "
+                   f"of the least {min(base) / min(values):.2f}"
             for setup, values in cpu.items() if setup != "unlabelled"}
 
 
@@ -234,9 +258,9 @@ def main() -> None:
           "input over a covering campaign's queue (target with retirement >= 0.9)")
     for name in args.targets.split(","):
         cover_execs = COVER_EXECS[name] if args.cover_execs is None else args.cover_execs
-        ratios = bench(name, variants, args.rounds, args.inputs, cover_execs, args.reuse_builds)
-        for setup, values in ratios.items():
-            print(f"    {name} {setup}: {spread(values)}", flush=True)
+        cpu = bench(name, variants, args.rounds, args.inputs, cover_execs, args.reuse_builds)
+        for setup, figure in ratios(cpu).items():
+            print(f"    {name} {setup}: {figure}", flush=True)
 
 
 if __name__ == "__main__":
