@@ -134,9 +134,13 @@ def end_by_signal(signo: int) -> None:
 
 
 def start_server(path: str) -> None:
-    """Start a server in the background for the next commands (one wins if several try)."""
+    """Start a server in the background for the next commands (one wins if several try).  It
+    runs in the socket's directory, which holds nothing but sockets: ``-m`` puts the working
+    directory first on the module path, where a directory named ``ffcc`` (in /, say) would
+    make the server import other code than this client's."""
     import subprocess
-    subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", path], cwd="/",
+    subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", path],
+                     cwd=os.path.dirname(path),
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True)
 

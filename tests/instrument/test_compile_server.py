@@ -124,6 +124,16 @@ def test_umask_and_working_directory_are_the_clients(tmp_path, private_server):
     assert stat.S_IMODE((sub / "made").stat().st_mode) == 0o600
 
 
+def test_server_imports_no_package_from_its_working_directory(tmp_path, private_server):
+    """``python -m`` puts the server's working directory first on its module path: it runs in
+    the socket's directory, not in / (where this very container has an ``ffcc`` directory
+    whose package shadowed the client's)."""
+    run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(recorder(tmp_path, "true"))})
+    servers = servers_under(private_server.parent)
+    assert servers
+    assert all(Path(f"/proc/{pid}/cwd").resolve() == private_server.parent for pid in servers)
+
+
 def test_server_warms_up_on_a_unit_with_every_kind_of_label():
     """preload() ignores failures (a command reports them itself): a warm-up that stopped
     labelling would only show as slower commands."""
