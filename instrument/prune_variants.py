@@ -33,8 +33,9 @@ from .labels import NO_GATES
 INFEASIBLE = "infeasible"
 TRIVIAL = "trivial"
 
-# rewriters/opaque.launder: __asm__ volatile("" : "+r"(__ffcc_x)); or with "+m" operands
-_LAUNDER_OPERAND = r'"\+[rm]"\(__ffcc_\w+\)'
+# rewriters/opaque.launder: __asm__ volatile("" : "+r"(__ffcc_x)); or with "+m" operands; the
+# operand may be an element of a frame array (rewriters/frame.py: __ffcc_t0[3])
+_LAUNDER_OPERAND = r'"\+[rm]"\(__ffcc_\w+(?:\[\d+\])?\)'
 LAUNDER = re.compile(rf'__asm__ volatile\(""\s*:\s*{_LAUNDER_OPERAND}(?:\s*,\s*{_LAUNDER_OPERAND})*\s*\);')
 LABEL_USE = re.compile(r"\b__FFCC_LABEL\((\d+), ")
 MARKER = re.compile(r"ffcc:([TF]):(\d+)(?!\d)")  # clang prints the comment as "#ffcc:T:3"

@@ -55,6 +55,12 @@ for _name, _orderings in (("isless", {LT}), ("isgreater", {GT}), ("islessequal",
 _NUMBER = re.compile(r"[0-9][0-9A-Za-z_.]*")
 
 
+def both(first: str, second: str) -> str:
+    """C: two tests that cannot fault, both true, evaluated without a branch (``&``): at -O0 a
+    value that lives across a branch costs a stack slot of its own under clang."""
+    return f"({first}) & ({second})"
+
+
 def mirrored(orderings: Iterable[str]) -> Orderings:
     """The orderings of (b, a) for those of (a, b)."""
     return frozenset(_MIRROR[o] for o in orderings)

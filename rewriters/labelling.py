@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from .criteria import selected
 from .display import source_text, value_text, wrapped, written
 from .edits import EditConflict, EditSet
+from .frame import Frame, Slots, frame_of
 from .logic import Decision
 from .macro_expansion import expand_macros
 from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest, MergedLabel
@@ -57,20 +58,33 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     by_site, also = _group_unique(emitted)
     edits = EditSet(unit.source)
     labels: list[Label] = []
+    frames: dict[int, Frame | None] = {}
     placed = 0
     for site in sorted((reqs[0].site for _, reqs in by_site.values()),
                        key=lambda s: _site_order(unit, s)):
         function, requests = by_site.pop(id(site))
         indexed: Indexed = [(len(labels) + i, request) for i, request in enumerate(requests)]
+        if id(function) not in frames:
+            frames[id(function)] = frame_of(unit, function.cursor)
+        frame = frames[id(function)]
+        slots = None if frame is None or site.full_expression is None else frame.slots(
+            site.full_expression)
         mark = edits.checkpoint()
         try:
-            _place(unit, edits, site, indexed, placed)
+            _place(unit, edits, site, indexed, placed, slots)
         except EditConflict:
             edits.rollback(mark)
+            if frame is not None:
+                frame.discard()
             by_site[id(site)] = (function, requests)
             continue
+        if frame is not None:
+            frame.commit()
         labels += _records(unit, function, site, indexed, also, placed)
         placed += 1
+    for frame in frames.values():
+        if frame is not None and (declarations := frame.declarations()):
+            edits.replace(frame.brace, 1, f"{{ {declarations}")
     skipped = sum(len(reqs) for _, reqs in by_site.values())
     text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
         errors="surrogateescape")
@@ -144,13 +158,14 @@ def _site_order(unit: Unit, site: Decision | Binop) -> tuple[int, int]:
     return start, -end
 
 
-def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, number: int
-           ) -> None:
-    """Edit site ``number`` of the unit (its temporaries' tag and its gate)."""
+def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed, number: int,
+           slots: Slots | None) -> None:
+    """Edit site ``number`` of the unit (its temporaries' tag and its gate), its temporaries
+    in ``slots`` when its function has a frame."""
     if isinstance(site, Decision):
-        rewrite_decision(unit, edits, site, indexed, number)
+        rewrite_decision(unit, edits, site, indexed, number, slots)
     else:
-        rewrite_binop(edits, site, indexed, number)
+        rewrite_binop(edits, site, indexed, number, slots)
 
 
 def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,

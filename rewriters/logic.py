@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from clang.cindex import Cursor, CursorKind
 
 from .display import value_text
-from .opaque import speculation
+from .opaque import Speculation, speculation
 from .operators import LOGICAL
 from .ops import binary_op, unary_op
 from .safety import readable
@@ -43,7 +43,7 @@ class Logic:
     right_cursor: Cursor
     operator: Token  # the operator as spelled between them
     right_readable: bool  # may the right operand be evaluated when short-circuited?
-    right_speculative: str  # tri-state C expression for that evaluation ("" if not readable)
+    right_speculative: Speculation | None  # that evaluation (None if not readable)
 
 
 Node = Atom | Not | Logic
@@ -58,6 +58,7 @@ class Decision:
     atoms: list[Atom]
     logic: list[Logic]
     order_exposed: bool = False  # labels here could change evaluation order (sites.py): none
+    full_expression: int | None = None  # where its temporaries live (frame.py): None, its own
 
     @property
     def text(self) -> str:
@@ -125,10 +126,11 @@ def _spelled_operator(node: Cursor, unit: Unit) -> Token | None:
     return unit.operator_between(left, right)
 
 
-def _speculative(cursor: Cursor, unit: Unit, variables: Variables) -> tuple[bool, str]:
+def _speculative(cursor: Cursor, unit: Unit, variables: Variables
+                 ) -> tuple[bool, Speculation | None]:
     """(readable, the guarded expression over opaque copies that evaluates it for labels)."""
     if not readable(cursor, unit, variables):
-        return False, ""
+        return False, None
     return True, speculation(cursor, unit)
 
 

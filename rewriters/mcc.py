@@ -2,7 +2,9 @@
 
 A combination fixes only the atoms the original evaluates (evaluation.py): for ``a && b`` the
 labels are ``a && b``, ``a && !b`` and ``!a``. Each label reads the captures the original made
-(2 for an atom it skipped), so no atom is ever evaluated for a label. With ``mcc_max = K`` a
+(2 for an atom it skipped), so no atom is ever evaluated for a label; it tests them with ``&``,
+not ``&&``: no branch, so that at -O0 no value lives across blocks (clang spills each such value
+to a stack slot of its own). With ``mcc_max = K`` a
 decision with more than 2^K combinations gets those of its windows of K atoms instead, and the
 driver is told (``Emitter.bounded``).
 """
@@ -52,6 +54,6 @@ def _request(decision: Decision, path: Path) -> LabelRequest:
         operator=MCC,
         predicate=" && ".join(f"({atoms[i].text})" if value else f"!({atoms[i].text})"
                               for i, value in path),
-        code=" && ".join(f"$c{i} == {int(value)}" for i, value in path),
+        code=" & ".join(f"($c{i} == {int(value)})" for i, value in path),
         needs=frozenset(f"c{i}" for i, _ in path),
     )

@@ -21,7 +21,9 @@ constants are read as they are (nothing to relate, and guards on them still fold
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
+from dataclasses import dataclass
 
 from clang.cindex import Cursor, TypeKind
 
@@ -30,6 +32,10 @@ from .safety import guards, is_bitfield_ref, is_constant, is_plain_operand, is_u
 from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
 
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
+# Scratch objects of floating labels that hold the floating-point environment
+# (wm_aor.held_difference): placeholder -> type, over the placeholders of the two operands.
+HELD = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": "__typeof__($x0)",
+        "fb": "__typeof__($x1)", "fr": "__typeof__($fa + $fb)", "fm": "__typeof__($fa + $fb)"}
 # Prefix of every temporary the rewriters declare; the driver defines it (clang: nodebug, so
 # -g builds do not carry debug info for thousands of temporaries: a tenth of the compile).
 TEMP = "__FFCC_TEMP"
@@ -50,12 +56,15 @@ def launder(objects: list[str], in_memory: Container[str] = ()) -> str:
     return " ".join(statements)
 
 
-def copies(values: list[tuple[str, str]], in_memory: Container[str] = ()) -> str:
-    """``__auto_type NAME = (VALUE);`` for each (name, value), then their laundering."""
+def copies(values: list[tuple[str, str]], in_memory: Container[str] = (),
+           declared: Container[str] = ()) -> str:
+    """``__auto_type NAME = (VALUE);`` for each (name, value), then their laundering; names in
+    ``declared`` exist already (elements of a frame, frame.py): ``NAME = (VALUE);``."""
     if not values:
         return ""
-    declarations = " ".join(f"{TEMP} __auto_type {name} = ({value});" for name, value in values)
-    return f"{declarations} {launder([name for name, _ in values], in_memory)}"
+    stores = " ".join(f"{name} = ({value});" if name in declared
+                      else f"{TEMP} __auto_type {name} = ({value});" for name, value in values)
+    return f"{stores} {launder([name for name, _ in values], in_memory)}"
 
 
 def in_register(kind: TypeKind) -> bool:
@@ -68,10 +77,44 @@ def promoted(text: str, bitfield: bool) -> str:
     return f"+{text}" if bitfield else text
 
 
-def speculation(cursor: Cursor, unit: Unit) -> str:
-    """Tri-state C expression evaluating a skipped operand for labels only: 0/1, or UNKNOWN when
-    its guards fail. Guards and operand read opaque copies of the variables they use."""
-    sources: dict[str, tuple[str, str]] = {}  # source text -> (copy name, initializer)
+@dataclass(frozen=True)
+class Speculation:
+    """A skipped operand's evaluation for labels: ``text`` behind ``guard`` (C tests, "" for
+    none), over opaque ``copies`` (name, initializer, a node it copies) of the variables it
+    reads."""
+
+    guard: str
+    text: str
+    copies: tuple[tuple[str, str, Cursor], ...] = ()
+    in_memory: frozenset[str] = frozenset()
+
+    def store(self, name: str, elements: dict[str, str] | None = None) -> str:
+        """C expression storing the tri-state outcome in ``name``: 0/1, or UNKNOWN when the
+        guards fail. Each outcome is stored in an arm of ``?:``: no value of a branch is kept
+        (at -O0 clang gives such a value a stack slot of its own). The copies are the frame
+        elements ``elements`` names for them (frame.py), else variables declared in a
+        statement expression."""
+        outcome = f"({self.text}) ? ({name} = 1) : ({name} = 0)"
+        if self.guard:
+            outcome = f"({self.guard}) ? ({outcome}) : ({name} = {UNKNOWN})"
+        pairs = [(copy, initializer) for copy, initializer, _ in self.copies]
+        if not pairs:
+            return outcome
+        if elements is None:
+            return f"({{ {copies(pairs, self.in_memory)} (void)({outcome}); }})"
+        stores = copies([(elements[copy], initializer) for copy, initializer in pairs],
+                        {elements[copy] for copy in self.in_memory}, set(elements.values()))
+        outcome = _COPY_NAME.sub(lambda found: elements[found.group(0)], outcome)
+        return f"(({{ {stores} }}), {outcome})"
+
+
+_COPY_NAME = re.compile(r"\b__ffcc_v\d+\b")
+
+
+def speculation(cursor: Cursor, unit: Unit) -> Speculation:
+    """The evaluation of a skipped operand for labels only: 0/1, or UNKNOWN when its guards
+    fail. Guards and operand read opaque copies of the variables they use."""
+    sources: dict[str, tuple[str, str, Cursor]] = {}  # source text -> (copy name, initializer, node)
     in_memory: set[str] = set()
     rename: Rename = {}
     for node in _scalar_reads(cursor, unit):
@@ -79,15 +122,15 @@ def speculation(cursor: Cursor, unit: Unit) -> str:
         if source is None:  # no text to copy: read as it is, like macro text
             continue
         name = sources.setdefault(source, (f"__ffcc_v{len(sources)}",
-                                           promoted(source, is_bitfield_ref(node))))[0]
+                                           promoted(source, is_bitfield_ref(node)), node))[0]
         if not in_register(canonical_kind(node)):
             in_memory.add(name)
         start, end = unit.span(node)
         rename[start] = (end, name)
     text = unit.flat_text(cursor, rename)
+    assert text is not None  # safety.readable asked for it
     guard = " && ".join(guards(cursor, unit, rename) or ())
-    value = f"(({guard}) ? !!({text}) : {UNKNOWN})" if guard else f"!!({text})"
-    return f"({{ {copies(list(sources.values()), in_memory)} {value}; }})" if sources else value
+    return Speculation(guard, text, tuple(sources.values()), frozenset(in_memory))
 
 
 def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:

@@ -1,35 +1,44 @@
 """Turn the labels of one site into edits, with side effects normalised away.
 
-Labels never re-evaluate original code that has side effects. Two shapes, both plain GNU C
-expressions, so no braces or statements have to be added around the site:
+Labels never re-evaluate original code that has side effects. The shapes are plain GNU C
+expressions, so no braces or statements have to be added around the site. A site's
+temporaries are elements of its function's frame (frame.py: arrays declared at the top of the
+function body, reused by the next full expression), so that at -O0 a label-dense function's
+stack frame grows with its most label-dense full expression, not with all its sites; a site
+without a frame (frame.py says where) declares them itself, in a statement expression. Label
+code is a void statement expression joined to the site by the comma operator: a statement
+expression with a value takes a stack slot of its own under clang at -O0.
 
-Decision ``a && f(x)``: the whole decision becomes a statement expression. Atoms and logical
-operands the labels need are captured *as the original evaluates them* into tri-state
-temporaries (2 = not evaluated); short-circuiting is kept. Where the original skips the right
-operand of a logical node whose value a COR label needs, that operand is evaluated speculatively
-instead, only if it cannot fault whatever the program state (``safety``: no call, side effect or
-memory read through a pointer) and behind its guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10
+Decision ``a && f(x)``: atoms and logical operands the labels need are captured *as the
+original evaluates them* into tri-state temporaries (2 = not evaluated), and so is the
+decision's value; short-circuiting is kept. Where the original skips the right operand of a
+logical node whose value a COR label needs, that operand is evaluated speculatively instead,
+only if it cannot fault whatever the program state (``safety``: no call, side effect or memory
+read through a pointer) and behind its guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10
 guards); MCC labels read only atoms the original evaluated. The labels run after the decision
 and read temporaries only; loops re-run them on every evaluation of the condition::
 
-    ({ unsigned char c0 = 2, c1 = 2; int d = ((c0 = !!(a)) ? (c1 = !!(f(x))) : (0));
-       { __FFCC_GATE_OPEN(0) __asm__ volatile("" : "+r"(c0)); __asm__ volatile("" : "+r"(c1));
-         __FFCC_LABEL(0, (c0 == 1 && c1 == 1)); ... __FFCC_GATE_CLOSE(0) } d; })
+    (t[0] = 2, t[1] = 2, t[2] = ((t[0] = !!(a)) ? (t[1] = !!(f(x))) : (0)),
+     ({ { __FFCC_GATE_OPEN(0) __asm__ volatile("" : "+r"(t[0])); ...
+          __FFCC_LABEL(0, ((t[0] == 1) & (t[1] == 1))); ... __FFCC_GATE_CLOSE(0) } }),
+     (int)t[2])
 
-Binary expression ``e0 OP e1`` (WM): operands that are plain variables or literals are re-read
-for the label; otherwise both are first stored in temporaries, in order. C leaves the order of
-``e0`` and ``e1`` to the compiler (gcc evaluates ``count + next()`` call first), so sites.py gives
-no labels to a site where that order, or its wrapping in a statement expression, could change
-what the program computes (``order_exposed``)::
+Binary expression ``e0 OP e1`` (WM): an operand the labels may evaluate again (a variable, a
+constant, a read of memory the program reads right after: sites.py) is copied for them in the
+label block; an operand with side effects is captured as the program evaluates it, and the
+program's operator reads the capture. C leaves the order of ``e0`` and ``e1`` to the compiler
+(gcc evaluates ``count + next()`` call first), so sites.py gives no labels to a site where that
+order, or capturing one operand before the other, could change what the program computes
+(``order_exposed``)::
 
-    ({ __auto_type t0 = (e0); __auto_type t1 = (e1);
-       { __FFCC_GATE_OPEN(1) __auto_type o0 = (t0); __auto_type o1 = (t1);
-         __asm__ volatile("" : "+r"(o0)); __asm__ volatile("" : "+r"(o1));
-         __FFCC_LABEL(3, (KILL(o0, o1))); __FFCC_GATE_CLOSE(1) } t0 OP t1; })
+    (({ { __FFCC_GATE_OPEN(1) u[0] = (e0); u[1] = (e1); __asm__ volatile("" : "+r"(u[0])); ...
+          __FFCC_LABEL(3, (KILL(u[0], u[1]))); __FFCC_GATE_CLOSE(1) } }), e0 OP e1)
+    (v[0] = (f()), ({ { ... u[0] = (v[0]); u[1] = (e1); ... } }), v[0]) OP e1
+    (v[0] = (f()), v[1] = (g()), ({ { ... } }), v[0] OP v[1])
 
 A site's label code (copies, laundering, label statements) is one block between the gate of the
 site, numbered in the unit like the sites: the driver may make ``__FFCC_GATE_OPEN(g)`` skip the
-block once every label of the site is retired (docs/LABELS.md); the block declares nothing the
+block once every label of the site is retired (docs/LABELS.md); the block sets nothing the
 site's value reads.
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
@@ -43,19 +52,39 @@ import re
 from string import Template
 
 from .edits import EditSet
+from .frame import FLOAT_RANK, TRI_STATE, Slots, value_spelling
 from .logic import Decision, Logic
 from .model import LabelRequest
-from .opaque import TEMP, UNKNOWN, copies, launder, promoted
+from .opaque import HELD, TEMP, UNKNOWN, Speculation, copies, launder, promoted
+from .safety import is_bitfield_ref
 from .sites import Binop
 from .unit import Unit
 
 Indexed = list[tuple[int, LabelRequest]]
+EQUALITY = frozenset({"==", "!="})
 PLACEHOLDER = re.compile(r"\$\{?([_A-Za-z][_A-Za-z0-9]*)")
+
+
+def used_values(labels: Indexed, constant: frozenset[str] = frozenset()) -> list[str]:
+    """The placeholders of values the labels read, constants left out, in order."""
+    return sorted(_placeholders(labels) - constant - HELD.keys())
+
+
+def used_scratch(labels: Indexed) -> list[str]:
+    """The scratch objects (``opaque.HELD``) the labels use, in declaration order."""
+    found = _placeholders(labels)
+    return [name for name in HELD if name in found]
+
+
+def _placeholders(labels: Indexed) -> set[str]:
+    return {name for _, request in labels for name in PLACEHOLDER.findall(request.code)}
 
 
 def label_statements(labels: Indexed, values: dict[str, str], gate: int,
                      copy_prefix: str | None = None, constant: frozenset[str] = frozenset(),
-                     in_memory: frozenset[str] = frozenset()) -> str:
+                     in_memory: frozenset[str] = frozenset(),
+                     slots: dict[str, str] | None = None,
+                     scratch: dict[str, str] | None = None) -> str:
     """``__FFCC_LABEL(i, (PRED));`` for each label, placeholders bound to opaque ``values``,
     in a block behind site ``gate``'s gate.
 
@@ -65,18 +94,29 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
     builtins) stay inside it.
 
     Placeholders in ``constant`` are read as they are. The others are laundered in place when
-    ``copy_prefix`` is None (label-private integers), else copied to ``<copy_prefix><name>``
-    first, so the original keeps its own values; ``in_memory``: placeholders whose values are
-    not integers or pointers (``opaque.launder``).
+    ``copy_prefix`` is None (label-private integers), else copied first, so the original keeps
+    its own values: to the frame element ``slots`` names for it, else to a variable
+    ``<copy_prefix><name>``; ``in_memory``: placeholders whose values are not integers or
+    pointers (``opaque.launder``). The labels' scratch objects (``opaque.HELD``) are the frame
+    elements ``scratch`` names, else variables declared here, shared by the site's labels.
     """
-    used = sorted({name for _, request in labels for name in PLACEHOLDER.findall(request.code)}
-                  - constant)
+    used = used_values(labels, constant)
     if copy_prefix is None:
         prologue = launder([values[name] for name in used])
     else:
-        prologue = copies([(f"{copy_prefix}{name}", values[name]) for name in used],
-                          {f"{copy_prefix}{name}" for name in in_memory})
-        values = {**values, **{name: f"{copy_prefix}{name}" for name in used}}
+        slots = slots or {}
+        targets = {name: slots.get(name) or f"{copy_prefix}{name}" for name in used}
+        prologue = copies([(targets[name], values[name]) for name in used],
+                          {targets[name] for name in used if name in in_memory},
+                          {slots[name] for name in used if name in slots})
+        values = {**values, **targets}
+    if scratch is None:
+        scratch = {name: f"__ffcc_{gate}_{name}" for name in used_scratch(labels)}
+        declared = " ".join(
+            f"{TEMP} {Template(HELD[name]).substitute({**values, **scratch})} {scratch[name]};"
+            for name in scratch)
+        prologue = f"{prologue} {declared}" if declared else prologue
+    values = {**values, **scratch}
     statements = " ".join(
         f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
         for index, request in labels
@@ -86,34 +126,45 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
 
 
 def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Indexed,
-                     number: int) -> None:
+                     number: int, slots: Slots | None = None) -> None:
     tag = f"{number}_"
     needs = frozenset().union(*(request.needs for _, request in labels))
-    names = {need: f"__ffcc_{tag}{need}" for need in sorted(needs)}
-    result = f"__ffcc_{tag}d"
-    declarations = ", ".join(f"{name} = {UNKNOWN}" for name in names.values())
     start, end = unit.span(decision.cursor)
-    edits.wrap(start, end,
-               f"({{ {TEMP} unsigned char {declarations}; {TEMP} int {result} = ",
-               f"; {label_statements(labels, names, number)} {result}; }})")
+    if slots is None:
+        names = {need: f"__ffcc_{tag}{need}" for need in sorted(needs)}
+        result = f"__ffcc_{tag}d"
+        declarations = ", ".join(f"{name} = {UNKNOWN}" for name in names.values())
+        edits.wrap(start, end,
+                   f"({{ {TEMP} unsigned char {declarations}; {TEMP} int {result} = ",
+                   f"; {label_statements(labels, names, number)} {result}; }})")
+    else:
+        names = {need: slots.take(TRI_STATE) for need in sorted(needs)}
+        result = slots.take(TRI_STATE)
+        resets = "".join(f"{name} = {UNKNOWN}, " for name in names.values())
+        edits.wrap(start, end, f"({resets}(",
+                   f") ? ({result} = 1) : ({result} = 0), "
+                   f"({{ {label_statements(labels, names, number)} }}), (int){result})")
     for node in decision.logic:
-        _rewrite_logic(unit, edits, node, names)
+        _rewrite_logic(unit, edits, node, names, slots)
     for atom in decision.atoms:
         name = names.get(f"c{atom.index}")
         if name is not None:
             edits.wrap(*unit.span(atom.cursor), f"({name} = !!(", "))")
 
 
-def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str]) -> None:
+def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str],
+                   slots: Slots | None) -> None:
     left_name, right_name = names.get(f"l{node.index}"), names.get(f"r{node.index}")
     if left_name is not None:
-        edits.wrap(*unit.span(node.left_cursor), f"({left_name} = !!(", "))")
-        edits.wrap(*unit.span(node.right_cursor), f"({right_name} = !!(", "))")
-    if right_name is None or not node.right_readable:
+        edits.wrap(*unit.span(node.left_cursor), "((", f") ? ({left_name} = 1) : ({left_name} = 0))")
+        edits.wrap(*unit.span(node.right_cursor), "((",
+                   f") ? ({right_name} = 1) : ({right_name} = 0))")
+    if right_name is None or node.right_speculative is None:
         return
     start, end = unit.span(node.cursor)
     operator_at, operator_length = node.operator.offset, node.operator.end - node.operator.offset
-    skipped = f"{right_name} = {node.right_speculative}"
+    speculative = node.right_speculative
+    skipped = speculative.store(right_name, _speculation_elements(speculative, slots))
     edits.wrap(*unit.span(node.right_cursor), "!!(", ")")
     if node.op == "&&":
         edits.wrap(start, end, "(", f" : ({skipped}, 0))")
@@ -123,18 +174,38 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
         edits.replace(operator_at, operator_length, f"? ({skipped}, 1) :")
 
 
-def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int) -> None:
+def _speculation_elements(speculation: Speculation, slots: Slots | None
+                          ) -> dict[str, str] | None:
+    """Frame elements for the copies of a speculative evaluation, one per copy, shared by
+    the full expression's speculations (each is one statement expression evaluated whole);
+    None without a frame or where a copy's type has no spelling there."""
+    if slots is None:
+        return None
+    spellings = {name: value_spelling(node, is_bitfield_ref(node), False)
+                 for name, _, node in speculation.copies}
+    if None in spellings.values():
+        return None
+    return {name: slots.take_shared(spelling, name, name in speculation.in_memory)
+            for name, spelling in spellings.items() if spelling is not None}
+
+
+def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int,
+                  slots: Slots | None = None) -> None:
+    """Operands that labels may read again are copied for them in the label block; the
+    others are captured, as the program evaluates them, into temporaries the program's own
+    operator then reads: frame elements when the site has a frame and their types a
+    spelling (``_rewrite_in_frame``), else variables of a statement expression."""
+    constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
+    if slots is not None and _rewrite_in_frame(edits, site, labels, number, slots, constant):
+        return
     tag = f"{number}_"
     start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
-    constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
-    in_memory = frozenset(name for name, register in zip(("x0", "x1"), site.in_register)
-                          if not register)
+    in_memory = _in_memory(site)
     copy_prefix = f"__ffcc_{tag}o"
     if site.plain:
-        values = {"x0": promoted(site.lhs_text, site.bitfield[0]),
-                  "x1": promoted(site.rhs_text, site.bitfield[1])}
-        statements = label_statements(labels, values, number, copy_prefix, constant, in_memory)
-        edits.wrap(start, end, f"({{ {statements} ", "; })")
+        statements = label_statements(labels, _texts(site), number, copy_prefix, constant,
+                                      in_memory)
+        edits.wrap(start, end, f"(({{ {statements} }}), ", ")")
         return
     first, second = f"__ffcc_{tag}x0", f"__ffcc_{tag}x1"
     promote = tuple("+" if bitfield else "" for bitfield in site.bitfield)
@@ -145,3 +216,73 @@ def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int) -> 
     gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset
     edits.replace(gap_start, gap_end - gap_start,
                   f"); {TEMP} __auto_type {second} = ({promote[1]}")
+
+
+def _rewrite_in_frame(edits: EditSet, site: Binop, labels: Indexed, number: int,
+                      slots: Slots, constant: frozenset[str]) -> bool:
+    """The site with its temporaries in its function's frame; False (nothing edited) when a
+    value it would hold has no type spelling there. Operands captured, ``e`` becomes
+    ``(T = (e), ({ labels }), T)``, both ``(T0 = (e0), T1 = (e1), ({ labels }), T0 OP T1)``;
+    none, the site is ``(({ labels }), e0 OP e1)``."""
+    compared = site.op in EQUALITY  # ordering another pointer type than void's warns
+    names = ("x0", "x1")
+    operands = (site.lhs, site.rhs)
+    spellings = {name: value_spelling(operand, bitfield, compared)
+                 for name, operand, bitfield in zip(names, operands, site.bitfield)}
+    captured = [name for name, again in zip(names, site.rereadable) if not again]
+    used = used_values(labels, constant)
+    known = {name: spelling for name, spelling in spellings.items() if spelling is not None}
+    if not known.keys() >= {*captured, *used}:
+        return False
+    scratch_types = _scratch_types(used_scratch(labels), spellings["x0"], spellings["x1"])
+    if scratch_types is None:
+        return False
+    in_memory = _in_memory(site)
+    held = {name: slots.take(known[name]) for name in captured}
+    copied = {name: slots.take_shared(known[name], name, name in in_memory) for name in used}
+    scratch = {name: slots.take_shared(spelling, name, True)
+               for name, spelling in scratch_types.items()}
+    values = {**_texts(site), **held}
+    block = label_statements(labels, values, number, "", constant, in_memory, copied, scratch)
+    statements = f"({{ {block} }})"
+    promote = {name: "+" if bitfield else "" for name, bitfield in zip(names, site.bitfield)}
+    start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
+    if not captured:
+        edits.wrap(start, end, f"({statements}, ", ")")
+    elif len(captured) == 2:
+        edits.wrap(start, end, f"({held['x0']} = ({promote['x0']}",
+                   f"), {statements}, {held['x0']} {site.op} {held['x1']})")
+        gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset
+        edits.replace(gap_start, gap_end - gap_start, f"), {held['x1']} = ({promote['x1']}")
+    else:
+        name = captured[0]
+        operand = operands[names.index(name)]
+        edits.wrap(operand.extent.start.offset, operand.extent.end.offset,
+                   f"({held[name]} = ({promote[name]}", f"), {statements}, {held[name]})")
+    return True
+
+
+def _scratch_types(names: list[str], left: str | None, right: str | None
+                   ) -> dict[str, str] | None:
+    """The types of the scratch objects ``names`` (``opaque.HELD``) for operands of types
+    ``left`` and ``right``; None when one has no spelling."""
+    if not names:
+        return {}
+    ranks = [FLOAT_RANK.get(spelling or "", 0) for spelling in (left, right)]
+    if left is None or right is None or max(ranks) == 0:
+        return None
+    computed = max(FLOAT_RANK, key=lambda spelling: FLOAT_RANK[spelling] == max(ranks))
+    types = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": left, "fb": right,
+             "fr": computed, "fm": computed}
+    return {name: types[name] for name in names}
+
+
+def _texts(site: Binop) -> dict[str, str]:
+    """The operands' text, for labels that read them again."""
+    return {"x0": promoted(site.lhs_text, site.bitfield[0]),
+            "x1": promoted(site.rhs_text, site.bitfield[1])}
+
+
+def _in_memory(site: Binop) -> frozenset[str]:
+    return frozenset(name for name, register in zip(("x0", "x1"), site.in_register)
+                     if not register)

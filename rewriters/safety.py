@@ -245,3 +245,34 @@ def _binary_guard(cursor: Cursor, op: str, kids: Sequence[Cursor], unit: Unit,
         builtin = {"+": "add", "-": "sub", "*": "mul"}[op]
         found.append(f"!__builtin_{builtin}_overflow({left}, {right}, "
                      f"&(__typeof__({left} {op} {right})){{0}})")
+
+
+def repeatable_value(cursor: Cursor) -> bool:
+    """Can evaluating this side-effect-free expression a second time, just before the program
+    evaluates it, make no difference the program could see? Only reads of memory, and
+    operations that are never undefined and raise no floating-point exception: not signed
+    ``+ - *`` or negation (overflow), ``/ % << >>``, floating arithmetic or comparisons, or
+    conversions to or from a floating type. A read of memory the program reads anyway faults
+    where the program's own read would; a sanitizer check that reports a read and goes on
+    (UBSan's alignment check) reports both, as for the operands of updates (sites.py). String
+    literals are left out: a second one may be another object."""
+    if cursor.kind == CursorKind.STRING_LITERAL:
+        return False
+    if is_unevaluated(cursor):
+        return True
+    kids = children(cursor)
+    kind = canonical_kind(cursor)
+    operand = converted(cursor)
+    if operand is not None or cursor.kind == CursorKind.CSTYLE_CAST_EXPR:
+        source = canonical_kind(operand if operand is not None else kids[-1])
+        if source != kind and (source in FLOAT_KINDS or kind in FLOAT_KINDS):
+            return False
+    op = binary_op(cursor)
+    if op is not None:
+        operands = {canonical_kind(kid) for kid in kids}
+        if op in ("/", "%", "<<", ">>") or operands & FLOAT_KINDS or (
+                op in ("+", "-", "*") and kind in SIGNED_KINDS):
+            return False
+    elif unary_op(cursor) == "-" and (kind in SIGNED_KINDS or kind in FLOAT_KINDS):
+        return False
+    return all(repeatable_value(kid) for kid in kids)

@@ -16,6 +16,13 @@ counts them as left out), when its evaluation and that of an operand it is unseq
 could give different results in either order (``variables.Neighbours.clash_with``), or, for a
 binary expression whose operands are captured, when its two operands could.
 
+Labels read an operand of a binary expression again, instead of capturing the value the
+program computes, where that cannot differ and adds nothing the program would not do right
+after: a variable, a constant, or a read of memory without operations that can be undefined or
+raise floating-point exceptions (``safety.repeatable_value``; ``Binop.rereadable``). Both
+operands are evaluated whatever their values, and a site where one operand could change what
+the other reads gets no labels (above).
+
 An update (``x += e``, ``x++``, ``-e``) is a site only where its operands are pure and spelled in
 the file: the site rewriter then reads them for its labels just before the site evaluates them
 itself (a ``Binop`` whose operands are ``plain``), so the program's own expression stays as it
@@ -37,7 +44,13 @@ from .logic import Decision, build_decision
 from .opaque import in_register
 from .operators import ARITHMETIC, BITWISE, COMPOUND, INCREMENTS, LOGICAL, RELATIONAL, SHIFT
 from .ops import binary_op, unary_op
-from .safety import is_bitfield_ref, is_constant, is_plain_operand, side_effect_free
+from .safety import (
+    is_bitfield_ref,
+    is_constant,
+    is_plain_operand,
+    repeatable_value,
+    side_effect_free,
+)
 from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
 from .variables import Neighbours, Variables
 
@@ -71,12 +84,14 @@ class Binop:
     rhs: Cursor
     lhs_text: str
     rhs_text: str
-    plain: bool  # both operands can be re-read verbatim (no temporaries needed)
+    plain: bool  # both operands can be re-read verbatim (no captures needed)
     bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
     in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
     order_exposed: bool = False  # labels here could change evaluation order: none
     form: str = BINARY  # BINARY, ASSIGNMENT or UNARY
+    rereadable: tuple[bool, bool] = (True, True)  # operands labels may evaluate again
+    full_expression: int | None = None  # where its temporaries live (frame.py): None, its own
 
     @property
     def text(self) -> str:
@@ -121,6 +136,8 @@ class _Walker:
         self.function = function
         self.variables = variables
         self.calm = Neighbours(variables)  # a full expression's: nothing
+        self.outermost = True  # not inside an expression
+        self.full_expression: int | None = None  # the outermost expression's offset
 
     def statement(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind in SKIPPED_STATEMENTS or not self.unit.in_main_file(cursor):
@@ -152,9 +169,33 @@ class _Walker:
                 self.expression(child, self.calm)
 
     def expression(self, cursor: Cursor, around: Neighbours) -> None:
+        """Sites in ``cursor``, each knowing its full expression (frame.py)."""
+        if not self.outermost:
+            self._expression(cursor, around)
+            return
+        self.outermost = False
+        self.full_expression = self.unit.span(cursor)[0]
+        try:
+            self._expression(cursor, around)
+        finally:
+            self.outermost = True
+            self.full_expression = None
+
+    def _expression(self, cursor: Cursor, around: Neighbours) -> None:
         unit = self.unit
         if unit.opaque(cursor) or not unit.in_main_file(cursor):
             return
+        if cursor.kind == CursorKind.BLOCK_EXPR:  # no frame there: its code cannot assign one
+            outer, self.full_expression = self.full_expression, None
+            try:
+                self._expression_parts(cursor, around)
+            finally:
+                self.full_expression = outer
+            return
+        self._expression_parts(cursor, around)
+
+    def _expression_parts(self, cursor: Cursor, around: Neighbours) -> None:
+        unit = self.unit
         if cursor.kind in (CursorKind.CXX_UNARY_EXPR, CursorKind.GENERIC_SELECTION_EXPR):
             return
         if unit.first_token(cursor) in UNEVALUATED_LEADS:
@@ -166,6 +207,7 @@ class _Walker:
             if decision is not None:
                 if not all(is_constant(a.cursor) for a in decision.atoms):
                     decision.order_exposed = around.clash_with(cursor)
+                    decision.full_expression = self.full_expression
                     self.function.decisions.append(decision)
                 for atom in decision.atoms:
                     self.expression(atom.cursor, around)
@@ -222,12 +264,14 @@ class _Walker:
         kinds = canonical_kind(lhs), canonical_kind(rhs)
         if not all(_scalar(kind) for kind in kinds):
             return None
-        plain = is_plain_operand(lhs, unit) and is_plain_operand(rhs, unit)
+        rereadable = (self._rereadable_operand(lhs), self._rereadable_operand(rhs))
+        plain = all(rereadable)
         order_exposed = around.clash_with(cursor) or (  # or captured one after the other:
             not plain and Neighbours(self.variables, [lhs]).clash_with(rhs))
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, plain,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (is_constant(lhs), is_constant(rhs)),
-                     (in_register(kinds[0]), in_register(kinds[1])), order_exposed)
+                     (in_register(kinds[0]), in_register(kinds[1])), order_exposed,
+                     rereadable=rereadable, full_expression=self.full_expression)
 
 
     def _update(self, cursor: Cursor, around: Neighbours) -> Binop | None:
@@ -251,7 +295,16 @@ class _Walker:
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, True,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (False, is_constant(rhs)),
                      (in_register(kinds[0]), in_register(kinds[1])), around.clash_with(cursor),
-                     form)
+                     form, full_expression=self.full_expression)
+
+    def _rereadable_operand(self, cursor: Cursor) -> bool:
+        """May labels read this operand of a binary expression again instead of capturing
+        its value: a variable, constant, or a read of memory the program reads right after
+        (``safety.repeatable_value``)? The operator evaluates both operands whatever their
+        values, and sites.py gives no labels where the other operand could change it."""
+        if is_plain_operand(cursor, self.unit):
+            return True
+        return self._rereadable(cursor) and (is_constant(cursor) or repeatable_value(cursor))
 
     def _rereadable(self, cursor: Cursor) -> bool:
         """May a label evaluate this operand again just before the program does (the text

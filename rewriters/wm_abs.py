@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from clang.cindex import TypeKind
 
-from .kill_rules import EQ, GT, ordering_test
+from .kill_rules import EQ, GT, both, ordering_test
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import ABS, ARITHMETIC, RELATIONAL
 from .sites import ASSIGNMENT, BINARY, Binop, Function
@@ -57,9 +57,9 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                 code, display = ordering_test(kill, domain, placeholder, "0")
                 key = zero_key(operand.slot, kill)
                 if wraps:
-                    half = f" && ({placeholder}) != (({UNSIGNED_SPELLING[operand.own]})1 << " \
+                    half = f"({placeholder}) != (({UNSIGNED_SPELLING[operand.own]})1 << " \
                            f"{operand.own_bits - 1})"
-                    code, display, key = code + half, display + half, ""
+                    code, display, key = both(code, half), f"{display} && {half}", ""
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
                                         key=key))
 

@@ -168,23 +168,26 @@ def floating_difference(original: str, mutant: str) -> str:
 
 def held_difference(op: str, mutant: str, result: TypeKind) -> str:
     """C template: do ``$x0 op $x1`` and ``$x0 mutant $x1`` differ, computed with every
-    floating-point exception masked and the environment restored exactly afterwards."""
-    copies = (f"{TEMP} __typeof__($x0) __ffcc_a = ($x0); "
-              f"{TEMP} __typeof__($x1) __ffcc_b = ($x1); ")
-    values = (f"{TEMP} __typeof__(__ffcc_a {op} __ffcc_b) __ffcc_r = __ffcc_a {op} __ffcc_b, "
-              f"__ffcc_m = __ffcc_a {mutant} __ffcc_b; ")
+    floating-point exception masked and the environment restored exactly afterwards. SSE's
+    values and environment are the site's scratch objects (``opaque.HELD``: the same for all
+    its labels, which run one after the other); the x87's, of ``long double``, are the label's."""
     if result == TypeKind.LONGDOUBLE:  # x87
+        copies = (f"{TEMP} __typeof__($x0) __ffcc_a = ($x0); "
+                  f"{TEMP} __typeof__($x1) __ffcc_b = ($x1); ")
+        values = (f"{TEMP} __typeof__(__ffcc_a {op} __ffcc_b) __ffcc_r = __ffcc_a {op} __ffcc_b, "
+                  f"__ffcc_m = __ffcc_a {mutant} __ffcc_b; ")
         hold = (f"{TEMP} char __ffcc_env[28]; {copies}"
                 '__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"(__ffcc_a), "+m"(__ffcc_b)); ')
         restore = '__asm__ volatile("fldenv %2" : "+m"(__ffcc_r), "+m"(__ffcc_m) : "m"(__ffcc_env)); '
-    else:  # SSE, also for the helpers of __float128 and _Float16
-        hold = (f"{TEMP} unsigned int __ffcc_env, __ffcc_masked; {copies}"
-                '__asm__ volatile("stmxcsr %0" : "=m"(__ffcc_env)); '
-                "__ffcc_masked = __ffcc_env | 0x1f80u; "
-                '__asm__ volatile("ldmxcsr %2" : "+m"(__ffcc_a), "+m"(__ffcc_b) : "m"(__ffcc_masked)); ')
-        restore = '__asm__ volatile("ldmxcsr %2" : "+m"(__ffcc_r), "+m"(__ffcc_m) : "m"(__ffcc_env)); '
-    return (f"({{ {hold}{values}{restore}"
-            "__ffcc_r != __ffcc_m && (__ffcc_r == __ffcc_r || __ffcc_m == __ffcc_m); })")
+        return (f"({{ {hold}{values}{restore}"
+                "__ffcc_r != __ffcc_m && (__ffcc_r == __ffcc_r || __ffcc_m == __ffcc_m); })")
+    # SSE, also for the helpers of __float128 and _Float16
+    return ("({ $fa = ($x0); $fb = ($x1); "
+            '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
+            '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); '
+            f"$fr = $fa {op} $fb; $fm = $fa {mutant} $fb; "
+            '__asm__ volatile("ldmxcsr %2" : "+m"($fr), "+m"($fm) : "m"($fenv)); '
+            "($fr != $fm) & (($fr == $fr) | ($fm == $fm)); })")
 
 
 def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,

@@ -5,7 +5,7 @@ differ (``operators.COR``). A pair that needs the right operand where the origin
 (left false for ``&&``, true for ``||``) needs a right operand a label can evaluate; otherwise
 the mutant is left out and counted. Replacing the whole expression by true/false is not a
 mutant here: it is killed exactly when the decision takes the other branch, which edge coverage
-already sees.
+already sees. Labels test the captures with ``&`` and ``|``, without branches (mcc.py).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def _label_node(decision: Decision, node: Logic, emit: Emitter) -> None:
             operator=mutant,
             predicate=" || ".join(
                 f"({_lit(left_text, a)} && {_lit(right_text, b)})" for a, b in ordered),
-            code=" || ".join(f"($l{node.index} == {a} && $r{node.index} == {b})" for a, b in ordered),
+            code=" | ".join(f"(($l{node.index} == {a}) & ($r{node.index} == {b}))"
+                            for a, b in ordered),
             needs=frozenset({f"l{node.index}", f"r{node.index}"}),
         ))
 

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
-from rewriter_harness import ALL_WM, annotate_code, build, cc, labels_where, run  # noqa: F401 (cc is a fixture)
+from rewriter_harness import (  # noqa: F401 (cc is a fixture)
+    ALL_WM,
+    HARNESS,
+    annotate_code,
+    build,
+    cc,
+    labels_where,
+    run,
+)
 
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.labelling import predicate_key
@@ -285,18 +294,52 @@ def test_predicate_key_drops_only_parentheses_that_mean_nothing(spelled, same):
 
 
 def test_side_effect_operands_go_through_temporaries(tmp_path):
-    """In order: only where the order cannot matter (test_label_reads.py)."""
+    """Captured as the program evaluates it, into the function's frame (frame.py); the other
+    operand is read again by the labels and by the program. Both captured, in order: only
+    where the order cannot matter (test_label_reads.py)."""
     ann = annotate_code(tmp_path, "int g(void);\nint f(int n) {\n  return g() < n;\n}\n",
                         wm("ROR"))
     assert ann.text.count("g()") == 1
-    assert ("__auto_type __ffcc_0_x0 = (g()); __FFCC_TEMP __auto_type __ffcc_0_x1 = (n);"
-            in ann.text)
+    assert "int f(int n) { __FFCC_TEMP int __ffcc_t0[3];" in ann.text
+    assert "return (__ffcc_t0[0] = (g()), ({ {" in ann.text
+    assert "__ffcc_t0[1] = (__ffcc_t0[0]); __ffcc_t0[2] = (n);" in ann.text
+    assert "} }), __ffcc_t0[0]) < n;" in ann.text
+    both = annotate_code(tmp_path, "int g(void);\nint f(int a, int b) {\n  return g() < a / b;\n}\n",
+                         wm("ROR"))  # a / b may be undefined: never evaluated twice
+    assert "return (__ffcc_t0[0] = (g()), __ffcc_t0[1] = (a / b), ({ {" in both.text
+    assert "} }), __ffcc_t0[0] < __ffcc_t0[1]);" in both.text
+
+
+def test_temporaries_without_a_frame_are_declared_by_the_site(tmp_path):
+    """A pointer that is not only compared cannot be held in a frame element
+    (frame.value_spelling): the site declares its captures in a statement expression, as
+    where a function has no frame."""
+    ann = annotate_code(tmp_path, "char *g(void);\nchar *f(long n) {\n  return g() + n;\n}\n",
+                        wm("AOR", "ABS"))
+    assert "({ __FFCC_TEMP __auto_type __ffcc_0_x0 = (g()); __FFCC_TEMP __auto_type __ffcc_0_x1 = (n);" \
+        in ann.text
+    assert "__ffcc_t" not in ann.text
+
+
+def test_ordered_pointer_captures_keep_their_type(tmp_path, cc):
+    """A captured pointer would be held in a frame element as ``const volatile void *``, which
+    draws a warning when ordered against another pointer type: an ordering site declares its
+    captures (frame.value_spelling), and compiles without a warning."""
+    code = "char *g(void);\nint lt(char *p) {\n  return g() < p;\n}\n"
+    ann = annotate_code(tmp_path, code, wm("ROR"))
+    assert "__ffcc_t" not in ann.text and "__auto_type __ffcc_0_x0 = (g());" in ann.text
+    source = tmp_path / "pointers.c"
+    source.write_text(ann.text)
+    done = subprocess.run([cc, "-O0", "-Wall", "-Wextra", "-Werror", "-include",
+                           str(HARNESS / "ffcc_hits.h"), "-c", str(source), "-o",
+                           str(tmp_path / "pointers.o")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_bitfield_operand_in_temporary_is_promoted(tmp_path):
     ann = annotate_code(tmp_path, "struct s { int bf : 3; };\nint g(void);\n"
                                   "int f(struct s v) {\n  return v.bf < g();\n}\n", wm("ROR"))
-    assert "__auto_type __ffcc_0_x0 = (+v.bf)" in ann.text
+    assert "__ffcc_t0[1] = (+v.bf);" in ann.text
     build(tmp_path, ann.text + "int g(void) { return 1; }\nint main(void) { return 0; }\n",
           "gcc", "-O0", "bitfield")
 
