@@ -5,7 +5,9 @@ Prints, from one run, for jq and cJSON:
   time (target <= 2.0; the paper's own tool: 2.5x without clang-tidy, 7.6x
   with it), for the build step (make / cmake --build), configure run plain;
   beside it the same over ffcc's unlabelled build (the labels' own cost);
-  and the label counts per criterion and WM operator beside seed 004's
+  the same ratios of CPU time (user + system of every process the build step
+  ran, the compile server's included), which the machine's load moves far less
+  than wall time; and the label counts per criterion and WM operator beside seed 004's
   Table 2 columns (lines of code, conditionals added, program size growth at
   one line per conditional).
 
@@ -16,9 +18,13 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
+import resource
+import signal
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -43,11 +49,64 @@ def byte_compile_ffcc() -> None:
         compileall.compile_dir(REPO / package, quiet=1)
 
 
-def build_seconds(project: Project, cc: str, workdir: Path, env: dict[str, str]) -> tuple[float, Path]:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _stat(pid: str) -> list[str]:
+    """/proc/PID/stat from its third field on (state, ppid, ...)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _parent(pid: str) -> str | None:
+    try:
+        return _stat(pid)[1]
+    except OSError:  # the process ended while we looked
+        return None
+
+
+def compile_servers(runtime_dir: Path) -> list[str]:
+    """The pids of the compile servers of the build whose XDG_RUNTIME_DIR is ``runtime_dir``
+    (not their forked relays and workers, which share their command line)."""
+    pids = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ffcc.instrument.server" in argv and any(str(runtime_dir).encode() in a for a in argv):
+            pids.add(cmdline.parent.name)
+    return [pid for pid in pids if _parent(pid) not in pids]
+
+
+def server_cpu(pid: str) -> float:
+    """CPU seconds of a compile server and of the commands it ran, once it has reaped them
+    (its relays and workers are its children; the client processes are the build's)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(
+            _parent(process.name) == pid for process in Path("/proc").glob("[0-9]*")):
+        time.sleep(0.2)
+    fields = _stat(pid)  # utime, stime, cutime, cstime: fields 14-17 of /proc/PID/stat
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def build_seconds(project: Project, cc: str, workdir: Path,
+                  env: dict[str, str]) -> tuple[float, float, Path]:
+    """Wall and CPU seconds of the build step (configure run plain).  The build has compile
+    servers of its own (one started by configure's first ffcc command, as in a user's build),
+    whose CPU time in the build step the build step's includes."""
     tree = fresh_copy(project, workdir)
-    run_step(project.configure.format(cc=cc), tree)
-    seconds, _ = run_step(project.build, tree, env)
-    return seconds, tree
+    private = {"XDG_RUNTIME_DIR": str(workdir)}
+    run_step(project.configure.format(cc=cc), tree, private)
+    cpu = children_cpu() + sum(map(server_cpu, compile_servers(workdir)))
+    seconds, _ = run_step(project.build, tree, {**env, **private})
+    servers = compile_servers(workdir)
+    cpu = children_cpu() + sum(map(server_cpu, servers)) - cpu
+    for server in servers:
+        os.kill(int(server), signal.SIGTERM)
+    return seconds, cpu, tree
 
 
 def lines_of_code(tree: Path, pattern: str) -> int:
@@ -73,23 +132,34 @@ def label_counts(tree: Path) -> Counter:
     return counts
 
 
-def bench(project: Project, rounds: int) -> tuple[float, float, int, Counter]:
-    """Median ratios of the labelled build to the plain gcc build (the target) and to ffcc's
-    own unlabelled build (what the labels themselves cost)."""
-    to_gcc, to_edges = [], []
+def bench(project: Project, rounds: int) -> tuple[int, Counter]:
+    """Print the ratios of the labelled build to the plain gcc build (the target) and to
+    ffcc's own unlabelled build (what the labels themselves cost), wall and CPU, per round
+    and their medians; the program's lines and label counts."""
+    to_gcc, to_edges, cpu_to_gcc, cpu_to_edges = [], [], [], []
     for r in range(rounds):
-        with tempfile.TemporaryDirectory() as tmp:
-            plain, _ = build_seconds(project, "gcc", Path(tmp) / "gcc", {})
-            edges, _ = build_seconds(project, ffcc_executable(), Path(tmp) / "edges", {})
-            labelled, tree = build_seconds(project, ffcc_executable(), Path(tmp) / "ffcc", LABELS)
+        with tempfile.TemporaryDirectory(dir="/tmp") as tmp:  # short: it holds the server's socket
+            plain, plain_cpu, _ = build_seconds(project, "gcc", Path(tmp) / "gcc", {})
+            edges, edges_cpu, _ = build_seconds(project, ffcc_executable(), Path(tmp) / "edges", {})
+            labelled, labelled_cpu, tree = build_seconds(project, ffcc_executable(),
+                                                         Path(tmp) / "ffcc", LABELS)
             loc = lines_of_code(tree, PROGRAM_SOURCES[project.name])
             counts = label_counts(tree)
         print(f"  {project.name} round {r + 1}: build gcc {plain:.1f}s, ffcc {edges:.1f}s, "
               f"ffcc --mcc --wm {labelled:.1f}s, ratio {labelled / plain:.2f} "
-              f"(to unlabelled ffcc {labelled / edges:.2f})", flush=True)
+              f"(to unlabelled ffcc {labelled / edges:.2f}); CPU gcc {plain_cpu:.1f}s, "
+              f"ffcc {edges_cpu:.1f}s, ffcc --mcc --wm {labelled_cpu:.1f}s, ratio "
+              f"{labelled_cpu / plain_cpu:.2f} ({labelled_cpu / edges_cpu:.2f})", flush=True)
         to_gcc.append(labelled / plain)
         to_edges.append(labelled / edges)
-    return statistics.median(to_gcc), statistics.median(to_edges), loc, counts
+        cpu_to_gcc.append(labelled_cpu / plain_cpu)
+        cpu_to_edges.append(labelled_cpu / edges_cpu)
+    print(f"    {project.name}: median ratio {statistics.median(to_gcc):.2f} "
+          f"({min(to_gcc):.2f}-{max(to_gcc):.2f}; to unlabelled ffcc "
+          f"{statistics.median(to_edges):.2f}); CPU {statistics.median(cpu_to_gcc):.2f} "
+          f"({min(cpu_to_gcc):.2f}-{max(cpu_to_gcc):.2f}; to unlabelled ffcc "
+          f"{statistics.median(cpu_to_edges):.2f})")
+    return loc, counts
 
 
 def main() -> None:
@@ -102,8 +172,7 @@ def main() -> None:
     rows = []
     print("build time with all labels / plain gcc build time (target <= 2.0)")
     for name in args.projects.split(","):
-        ratio, to_edges, loc, counts = bench(projects[name], args.rounds)
-        print(f"    {name}: median ratio {ratio:.2f} (to unlabelled ffcc {to_edges:.2f})")
+        loc, counts = bench(projects[name], args.rounds)
         rows.append((name, loc, counts))
     print("\nlabels added (seed 004 Table 2 columns; growth at one line per label)")
     print(f"{'program':10} {'LOC':>7} {'MCC':>7} {'WM':>7} {'Both':>7}  {'ROR':>6} {'AOR':>6} "
