@@ -120,6 +120,7 @@ def coverage(binary: Path, queue: list[bytes]) -> Coverage:
             virgin[trace.indices] = 0
     finally:
         run.close()
+        reap_orphans()  # not to be counted in the first measurement
     retirement = Retirement(labels)
     retirement.retire_covered(virgin)
     ceiling = None
@@ -129,6 +130,11 @@ def coverage(binary: Path, queue: list[bytes]) -> Coverage:
     pruned = len([label for label in database.labels if label.get("pruned")])
     return Coverage(retirement, ceiling, labels.count, pruned, int(retirement.retired.sum()),
                     len(retirement.gate_slots), int(retirement.closed.sum()))
+
+
+def subreaper(on: bool) -> None:
+    """Make this process the subreaper of its descendants, or stop being it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
 
 
 def reap_orphans() -> None:
@@ -201,6 +207,8 @@ def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: 
     queue = covering_queue(name, builds["labelled"], seeds, cover_execs)
     passes = max(1, inputs // len(queue))
     print(f"  {name}: {len(queue)} queue entries, {passes} passes per measurement", flush=True)
+    # Only while measuring: not during builds, whose compile server would be reparented here.
+    subreaper(True)
     covered = {variant: coverage(builds[variant], queue) for variant in variants}
     for variant, cov in covered.items():
         print(f"    {variant}: {cov.covered} of {cov.labels} labels covered ({cov.pruned} "
@@ -217,6 +225,7 @@ def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: 
                 f"{setup} {cpu[setup][-1] * 1e6:.2f}" for setup in measured) + " us/input",
                 flush=True)
     finally:
+        subreaper(False)
         for cov in covered.values():
             cov.retirement.close()
             if cov.ceiling is not None:
@@ -253,7 +262,6 @@ def main() -> None:
     args = parser.parse_args()
     variants = {name: VARIANTS[name] for name in args.variants.split(",")}
     variants.setdefault("labelled", LABELS)
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     print("speed of the labelled build / the unlabelled build: the target's CPU time per "
           "input over a covering campaign's queue (target with retirement >= 0.9)")
     for name in args.targets.split(","):
