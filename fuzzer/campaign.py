@@ -13,6 +13,7 @@ their FairFuzz hit counts between two entries, at the sync interval (sync.py).
 from __future__ import annotations
 
 import errno
+import gc
 import random
 import shlex
 import signal
@@ -119,6 +120,10 @@ class Campaign:
         else:
             self.load_seeds(seeds)
         self._loaded = True
+        # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,
+        # the collector's passes over its old generations stop walking it, which on a fast
+        # target cost about 4% of the fuzzer's time.
+        gc.freeze()
         self.status.message(f"random seed {self.config.seed} (--seed to repeat), "
                             f"schedule {self.scheduler.name}, map {self.executor.map_size} "
                             f"bytes, timeout {self.executor.timeout_ms} ms")
