@@ -17,8 +17,6 @@ region is sized from the slot section as the runtime sizes it.
 from __future__ import annotations
 
 import json
-import mmap
-import struct
 from collections import defaultdict, deque
 
 from ffcc.runtime import abi
@@ -28,38 +26,18 @@ FIELDS = ("criterion", "operator", "also", "file", "line", "column", "function",
 # removed; "also": the other operators whose objective the label is, only where there are some
 
 
-# ELF section headers, after the class (1: 32-bit, 2: 64-bit) and data (1: little-endian)
-# bytes of e_ident: where the header table's offset is, where its entry size, entry count and
-# name table index are, and an entry's name, type, flags, address, offset and size.
-_ELF_LAYOUT = {1: (0x20, "I", 0x2E, "IIIIII"), 2: (0x28, "Q", 0x3A, "IIQQQQ")}
-_SHT_NOBITS = 8
-
-
 def _sections(program: str) -> tuple[bytes, bytes]:
-    """The contents of the slot and database sections of a linked program (b"" for one it
-    lacks, or for a file that is no ELF).  Read from the section headers directly: a link
-    writes the database, and an ELF parsing library took ten times as long."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
     try:
-        with open(program, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return _named_sections(data)
-    except (OSError, KeyError, IndexError, ValueError, struct.error):
+        with open(program, "rb") as f:
+            elf = ELFFile(f)
+            slots = elf.get_section_by_name(abi.LABEL_SECTION)
+            db = elf.get_section_by_name(abi.LABELDB_SECTION)
+            return (slots.data() if slots else b""), (db.data() if db else b"")
+    except (OSError, ELFError):
         return b"", b""
-
-
-def _named_sections(data: mmap.mmap) -> tuple[bytes, bytes]:
-    table_at, address, counts_at, entry = _ELF_LAYOUT[data[4]]
-    order = {1: "<", 2: ">"}[data[5]]
-    if data[:4] != b"\x7fELF":
-        return b"", b""
-    (table,) = struct.unpack_from(order + address, data, table_at)
-    size, count, names = struct.unpack_from(order + "HHH", data, counts_at)
-    headers = [struct.unpack_from(order + entry, data, table + i * size) for i in range(count)]
-    name_table = data[headers[names][4]:headers[names][4] + headers[names][5]]
-    found = {}
-    for name_at, kind, _flags, _address, offset, length in headers:
-        name = name_table[name_at:name_table.index(b"\0", name_at)].decode(errors="replace")
-        found[name] = b"" if kind == _SHT_NOBITS else data[offset:offset + length]
-    return found.get(abi.LABEL_SECTION, b""), found.get(abi.LABELDB_SECTION, b"")
 
 
 def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:

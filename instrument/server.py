@@ -55,6 +55,7 @@ def preload() -> None:
     from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
     try:
         from clang.cindex import conf
+        from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
 
         from ffcc.rewriters import annotate, estimate_file  # noqa: F401
         conf.lib  # noqa: B018  (loads libclang.so)
