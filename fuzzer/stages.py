@@ -63,7 +63,7 @@ def run(executor: Executor, stage: Stage) -> Iterator[Step]:
     for op, request in stage.requests:
         for finding in executor.run_stage(request):
             yield Step(step_op(op, request, finding), finding)
-        yield Step(op, None)
+        yield Step(step_op(op, request, None), None)
 
 
 def step_op(op: str, request: StageRequest, finding: Finding | None) -> str:
@@ -112,10 +112,9 @@ def havoc_then_splice(data: bytes, partners: tuple[bytes, ...], mask: np.ndarray
 def splice(data: bytes, partners: tuple[bytes, ...], mask: np.ndarray | None,
            target: int | None, budget: int, level: int) -> Stage:
     """AFL's splice cycles, one per partner: havoc on data's head + the partner's tail
-    (`budget` children each), the head keeping data's mask.  One request for all of them,
-    so that the C side fills whole batches across cycles."""
-    return Stage((("splice", StageRequest(StageKind.HAVOC, data, budget=budget, mask=mask,
-                                          target=target, splice_with=partners, cycle=level)),))
+    (`budget` children each), the head keeping data's mask: havoc_then_splice without
+    havoc's own children."""
+    return havoc_then_splice(data, partners, mask, target, 0, budget, level)
 
 
 def splice_partners(queue: Queue, entry: QueueEntry, rng: random.Random,
