@@ -44,21 +44,31 @@ def label_builder(opts: FfccOptions, backend: Backend):
     if opts.prune:
         from .prune import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
+    retired = None
+    if opts.retired:
+        from ffcc.runtime.abi import LabelDbError, read_retired
+        try:
+            retired = frozenset(read_retired(opts.retired))
+        except LabelDbError as err:
+            raise FfccError(f"ffcc: error: --retired: {err}", 2) from None
     return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,
                         opts.keep_annotated, opts.labels_required,
-                        branch_free=backend.links_ffcc_runtime, gates=opts.label_gates)
+                        branch_free=backend.links_ffcc_runtime, gates=opts.label_gates,
+                        retired=retired)
 
 
-def prune_build_dir(opts: FfccOptions, command) -> int | None:
-    """``ffcc --prune build/``: rebuild an existing project build with pruning; None when
-    the command is not that."""
-    if not (opts.prune and not command.sources and len(command.linker_inputs) == 1):
+def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
+    """``ffcc --prune build/`` or ``ffcc --retired=FILE build/``: rebuild an existing project
+    build with fewer labels; None when the command is not that."""
+    fewer = ([f"--prune={opts.prune}"] if opts.prune else []) \
+        + ([f"--retired={os.path.abspath(opts.retired)}"] if opts.retired else [])
+    if not (fewer and not command.sources and len(command.linker_inputs) == 1):
         return None
     from .prune_rebuild import build_record, rebuild_argv
     record = build_record(command.linker_inputs[0])
     if record is None:
         return None
-    cwd, argv = rebuild_argv(command.linker_inputs[0], record, opts.prune)
+    cwd, argv = rebuild_argv(command.linker_inputs[0], record, fewer)
     if opts.jobs:
         argv.insert(0, f"--jobs={opts.jobs}")
     if opts.verbose:
@@ -94,12 +104,14 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(HELP)
         return 0
     command = parse_command(opts.compiler_args)
-    rebuilt = prune_build_dir(opts, command)
+    rebuilt = rebuild_build_dir(opts, command)
     if rebuilt is not None:
         return rebuilt
-    if opts.prune and not opts.wants_labels:
-        raise FfccError("ffcc: error: --prune needs labels (--mcc, --wm) or a build "
-                        "directory (ffcc --prune build/)", 2)
+    for option, given in (("--prune", opts.prune), ("--retired", opts.retired)):
+        if given and not opts.wants_labels:
+            raise FfccError(f"ffcc: error: {option} needs labels (--mcc, --wm) or a build "
+                            f"directory (ffcc {option}{'' if option == '--prune' else '=FILE'} "
+                            "build/)", 2)
     if opts.estimate:
         return estimate([s.path for s in command.c_sources], opts)
     backend = select_backend(opts.cc, opts.cmplog)

@@ -23,7 +23,8 @@ from ffcc.runtime import abi
 
 FIELDS = ("criterion", "operator", "also", "file", "line", "column", "function", "original",
           "predicate", "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning
-# removed; "also": the other operators whose objective the label is, only where there are some
+# removed, or "retired" (ffcc --retired); "also": the other operators whose objective the label
+# is, only where there are some
 
 
 def _sections(program: str) -> tuple[bytes, bytes]:

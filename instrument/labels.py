@@ -39,7 +39,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from ffcc.rewriters.model import BoundedDecision
-from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
+from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, RETIRED, UNIT_HEADER_SIZE, unit_header
 
 from .command_line import CompilerCommand, Source
 from .plan import labelled_argv, parse_flags
@@ -273,12 +273,14 @@ class LabelBuilder:
     def __init__(self, label_options, selection: Selection, macros: list[str],
                  verbose: bool = False, pruner=None, keep_dir: str | None = None,
                  labels_required: bool = False, branch_free: bool = True,
-                 gates: bool = False) -> None:
+                 gates: bool = False,
+                 retired: frozenset[tuple[str, int]] | None = None) -> None:
         self.label_options = label_options
         self.branch_free = branch_free  # labels for ffcc's runtime, else for a foreign fuzzer
         self.gates = gates and branch_free  # --label-gates: retired sites skip their label code
         self.labels_required = labels_required  # a unit that cannot have labels fails
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
+        self.retired = retired or frozenset()  # (file, position): compiled to nothing (--retired)
         self.selection = selection
         self.macros = macros
         self.verbose = verbose
@@ -316,6 +318,11 @@ class LabelBuilder:
                    for label in result.labels]
         if self.pruner is not None:
             self.pruner.mark(source.path, result.text, records, [*self.macros, *flags])
+        if self.retired:
+            path = os.path.abspath(source.path)
+            for record in records:
+                if (path, record["index"]) in self.retired:
+                    record["pruned"] = RETIRED
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:

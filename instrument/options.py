@@ -50,6 +50,7 @@ class FfccOptions:
     in_macros: bool = False
     keep_annotated: str | None = None  # directory that receives a copy of every annotated unit
     prune: str | None = None
+    retired: str | None = None  # --retired=FILE: the labels it lists compile to nothing
     jobs: int | None = None  # pruning compiles at once (None: FFCC_PRUNE_JOBS, else one per core)
     estimate: bool = False
     help: bool = False
@@ -150,6 +151,7 @@ FFCC_OPTIONS = {
     "label-gates": (_FLAG, _set("label_gates", lambda v: True)),
     "cmplog": (_FLAG, _set("cmplog", lambda v: True)),
     "prune": (_OPTIONAL, _prune),
+    "retired": (_VALUE, _set("retired")),
     "jobs": (_VALUE, lambda o, v: setattr(o, "jobs", _positive_int("--jobs", v))),
     "estimate": (_FLAG, _set("estimate", lambda v: True)),
     "help": (_FLAG, _set("help", lambda v: True)),
@@ -223,6 +225,9 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
                      expansion; without it labels stay out of macro expansions)
   --prune[=METHOD]   drop infeasible and trivial labels (fast, gccdiff);
                      `ffcc --prune build/` prunes an existing project build
+  --retired=FILE     compile the labels FILE lists to nothing (ffuzz
+                     --rebuild-retired writes it); `ffcc --retired=FILE build/`
+                     rebuilds an existing project build so
   --jobs=N           pruning compiles run at once (default: one per core;
                      env FFCC_PRUNE_JOBS)
   --estimate         estimate label counts per file, build nothing

@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from ffcc.runtime.abi import BUILD_RECORD
 from ffcc.runtime.files import write_atomic
 
 from .command_line import CompilerCommand, Source, parse_command
@@ -106,7 +107,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
     else:
         from .prune_report import REPORT_NAME
         (out_dir / REPORT_NAME).unlink(missing_ok=True)  # it would describe another build
-    write_atomic(out_dir / "ffcc-build.json", json.dumps({
+    write_atomic(out_dir / BUILD_RECORD, json.dumps({
         "program": program.name,
         "backend": {"path": backend.path, "kind": backend.kind},
         "sources": [os.path.abspath(s.path) for s in command.sources],

@@ -1,10 +1,13 @@
-"""``ffcc --prune[=METHOD] build/``: prune the labels of an existing project build.
+"""``ffcc --prune[=METHOD] build/`` and ``ffcc --retired=FILE build/``: rebuild an existing
+project build with fewer labels.
 
 A project build records in build/ffcc-build.json its compiler command, working directory
 and the ffcc options that chose its labels.  Pruning it is rebuilding it the same way with
 ``--prune``: annotation is deterministic, so the labels (ids, slots, records) are the ones
 the unpruned build had, and the rebuilt program replaces it in place, with pruned labels
-marked in its database and build/ffcc-prune.json saying what went and why.
+marked in its database and build/ffcc-prune.json saying what went and why.  With
+``--retired``, the labels a campaign retired are the ones compiled to nothing (ffuzz
+--rebuild-retired rebuilds into a copy of the directory that holds only ffcc-build.json).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+
+from ffcc.runtime.abi import BUILD_RECORD
 
 from .errors import FfccError
 from .options import FfccOptions
@@ -30,24 +35,28 @@ def label_words(opts: FfccOptions) -> list[str]:
         words.append(f"--allowlist={os.path.abspath(opts.allowlist)}")
     if opts.in_macros:
         words.append("--in-macros")
+    if opts.label_gates:  # gate bytes sit between units' slots: a rebuild keeps them
+        words.append("--label-gates")
     return words
 
 
 def build_record(path: str) -> dict | None:
     """The ffcc-build.json of the directory ``path``, or None when it is no build directory."""
-    record = Path(path) / "ffcc-build.json"
+    record = Path(path) / BUILD_RECORD
     if not Path(path).is_dir() or not record.is_file():
         return None
     return json.loads(record.read_text())
 
 
-def rebuild_argv(build_dir: str, record: dict, method: str) -> tuple[str, list[str]]:
-    """(working directory, ffcc argv) that rebuild ``build_dir`` with pruning."""
+def rebuild_argv(build_dir: str, record: dict, fewer: list[str]) -> tuple[str, list[str]]:
+    """(working directory, ffcc argv) that rebuild ``build_dir`` with the options ``fewer``
+    (``--prune=METHOD``, ``--retired=FILE``)."""
     if not record.get("command") or not record.get("label_options"):
-        raise FfccError(f"ffcc: error: {build_dir} has no labels to prune (build it with "
-                        "--mcc or --wm, in project form: ffcc --mcc --wm -o build/ src/*.c)", 2)
+        raise FfccError(f"ffcc: error: {build_dir} has no labels to prune or retire (build it "
+                        "with --mcc or --wm, in project form: ffcc --mcc --wm -o build/ "
+                        "src/*.c)", 2)
     backend = record.get("backend", {}).get("path")
-    words = [*record["label_options"], f"--prune={method}", f"--name={record['program']}"]
+    words = [*record["label_options"], *fewer, f"--name={record['program']}"]
     if backend:
         words.append(f"--cc={backend}")
     return record["cwd"], [*words, *_output_to(record["command"], build_dir)]

@@ -55,6 +55,9 @@ UNIT_HEADER = struct.Struct("<4sII")  # magic, unit id, label count
 UNIT_HEADER_SIZE = UNIT_HEADER.size
 
 DB_SUFFIX = ".labels.jsonl"
+# What ffcc's project form writes beside its program: how it was built, for the rebuilds that
+# prune it (ffcc --prune build/) or drop a campaign's retired labels (ffuzz --rebuild-retired).
+BUILD_RECORD = "ffcc-build.json"
 DB_FORMAT = "ffcc-labels"
 DB_VERSION = 1
 
@@ -199,3 +202,52 @@ def _label(path: Path, number: int, line: str) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError) as exc:
         raise LabelDbError(f"{path}:{number}: not a label record ({exc})") from None
     return record
+
+
+# Retired-label list (``ffcc --retired=FILE``): the labels a campaign retired, which a rebuild
+# of the same sources compiles to nothing (fuzzer/lean.py writes it, instrument/labels.py
+# reads it).  A header record ``{"format": "ffcc-retired", "version": 1}``, then one
+# ``{"file": path, "index": position in its unit, "covered": bool}`` per label: ids and slots
+# are fixed only at link time, while a label's file and position are what the rewriters give
+# it again from the same text.
+RETIRED_FORMAT = "ffcc-retired"
+RETIRED_VERSION = 1
+RETIRED = "retired"  # the "pruned" reason in the label database of a build with such a list
+
+
+def label_positions(labels: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Each label's (file, position in its unit).  A unit's labels take consecutive slots from
+    its first, so the position is the slot less the least slot of the file's labels: one unit
+    per source file, as in a project build (a rebuild's label database shows whether it was)."""
+    first: dict[str, int] = {}
+    for label in labels:
+        first[label["file"]] = min(first.get(label["file"], label["slot"]), label["slot"])
+    return [(label["file"], label["slot"] - first[label["file"]]) for label in labels]
+
+
+def write_retired(path: str | os.PathLike[str], labels: list[dict[str, Any]],
+                  retired: dict[int, bool]) -> None:
+    """Write the retired-label list of ``labels`` (a label database's records): ``retired``
+    maps the id of each label to compile out to whether it was covered."""
+    lines = [json.dumps({"format": RETIRED_FORMAT, "version": RETIRED_VERSION})]
+    for label, (file, index) in zip(labels, label_positions(labels), strict=True):
+        if label["id"] in retired:
+            lines.append(json.dumps({"file": file, "index": index,
+                                     "covered": retired[label["id"]]}))
+    write_atomic(path, "".join(line + "\n" for line in lines))
+
+
+def read_retired(path: str | os.PathLike[str]) -> dict[tuple[str, int], bool]:
+    """A retired-label list: (file, position) -> covered.  Raises LabelDbError (one line) for a
+    file that is not one."""
+    try:
+        lines = Path(path).read_text().splitlines()
+        if not lines or not lines[0].startswith("{") or json.loads(lines[0]) != {
+                "format": RETIRED_FORMAT, "version": RETIRED_VERSION}:
+            raise ValueError(f"not an {RETIRED_FORMAT} version {RETIRED_VERSION} list")
+        records = [json.loads(line) for line in lines[1:]]
+        return {(str(r["file"]), int(r["index"])): bool(r["covered"]) for r in records}
+    except OSError as exc:
+        raise LabelDbError(f"{path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LabelDbError(f"{path}: {exc}") from None
