@@ -38,10 +38,12 @@ def socket_dir() -> str:
 
 
 def socket_path() -> str:
-    """Where this installation's server listens."""
+    """Where this installation's server listens: a server runs the code of the rooms ffcc
+    imports as it was when it started, so an edit to any of them means another server."""
     here = os.path.dirname(os.path.abspath(__file__))
     identity = [os.path.realpath(sys.executable), sys.version]
-    for package in (here, os.path.join(os.path.dirname(here), "rewriters")):
+    for package in (here, *(os.path.join(os.path.dirname(here), room)
+                            for room in ("rewriters", "runtime"))):
         for entry in sorted(os.scandir(package), key=lambda e: e.name):
             if entry.name.endswith(".py"):
                 stat = entry.stat()
