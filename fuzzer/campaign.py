@@ -38,6 +38,7 @@ from ffcc.fuzzer.energy import (
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import Executor, Finding, FindingKind, RunStatus
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
+from ffcc.fuzzer.lean import LeanBuilds
 from ffcc.fuzzer.mask import empty_mask
 from ffcc.fuzzer.outdir import CRASH_README, OutputDir, QueueFile, parent_id
 from ffcc.fuzzer.phases import PhaseProgress
@@ -64,6 +65,8 @@ class Campaign:
     """One ffuzz run over one output directory, from seeds or resumed."""
 
     retirement: Retirement | None = None  # --retire first: covered labels stop counting
+    lean: LeanBuilds | None = None  # --rebuild-retired: builds without the retired labels
+    lean_ready: Path | None = None  # a lean build to go on with: this run stops for it
     _stale_checksums: frozenset[int] = frozenset()  # entries whose trace lost a retired label
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
@@ -119,6 +122,8 @@ class Campaign:
             self.resume()
         else:
             self.load_seeds(seeds)
+        if self.lean is not None and self.labels is not None:
+            self.carry_compiled_out(self.lean, self.labels)
         self._loaded = True
         # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,
         # the collector's passes over its old generations stop walking it, which on a fast
@@ -292,7 +297,7 @@ class Campaign:
         and the stats files when they are due."""
         self.tick()
         cfg = self.config
-        if self.stop_requested or self.phase_over or (cfg.stop_on_crash
+        if self.stop_requested or self.phase_over or self.lean_ready or (cfg.stop_on_crash
                                                       and self.progress.saved_crashes):
             return True
         if cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
@@ -433,6 +438,12 @@ class Campaign:
         for case in earlier.crashes + earlier.hangs:
             self.executor.note_fault(case.path.read_bytes())
 
+    def carry_compiled_out(self, lean: LeanBuilds, labels: LabelMap) -> None:
+        """The labels the running lean build compiled out after they were covered stay
+        covered: no trace of it can show them again."""
+        virgin = self.executor.virgin()
+        virgin[labels.region_start(len(virgin)) + lean.covered_slots()] = 0
+
     def restore_maps(self, state: CampaignState) -> bool:
         """Put the saved FairFuzz hit counts and variable bytes back; False when there are
         none for this map (the target's map size changed)."""
@@ -521,6 +532,10 @@ class Campaign:
             self.status.update(self.snapshot())
             if self.config.phase_policy is not None and self._loaded:
                 self.phase_over = self.config.phase_policy.due(self.phase_progress())
+            if self.lean is not None and self.retirement is not None and self.labels is not None \
+                    and self._loaded:
+                self.lean_ready = self.lean.step(self.retirement, self.labels,
+                                                 self.executor.virgin(), self.status)
         if now >= self._next_stats:
             self.checkpoint()
 

@@ -36,6 +36,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.launcher import launch
+from ffcc.fuzzer.lean import LEAN_DIR, LeanBuilds, check_rebuildable
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.phases import DEFAULT_POLICY, parse_policy
 from ffcc.fuzzer.report_cli import SUBCOMMANDS
@@ -112,6 +113,10 @@ def parse_memory(text: str) -> int:
 @click.option("--retire", type=click.Choice(POLICIES), default="first", show_default=True,
               help="When a label stops counting: once the queue covers it; as first, and every "
                    "label left once none was covered for 10 minutes; or never.")
+@click.option("--rebuild-retired", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Once SECONDS pass without a newly covered label, rebuild the labelled "
+                   "target (an ffcc project build) without its retired labels and go on with "
+                   "that build (README: Retirement).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -121,8 +126,9 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             schedule: str, deterministic: bool, target_trim: bool, bootstrap: str | None,
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
-            labels_binary: Path | None, phase_switch: str, retire: str, jobs: int | None,
-            cmplog: str | None, target: tuple[str, ...]) -> None:
+            labels_binary: Path | None, phase_switch: str, retire: str,
+            rebuild_retired: float | None, jobs: int | None, cmplog: str | None,
+            target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     if jobs is not None and jobs > 1:
         if main is not None or secondary is not None:
@@ -145,7 +151,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         use_mask=not no_mask, shadow=shadow, batches=not no_batch,
         stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
         hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
-        labels_binary=labels_binary, retire=retire,
+        labels_binary=labels_binary, retire=retire, rebuild_retired=rebuild_retired,
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
 
@@ -158,35 +164,59 @@ def make_scheduler(config: Config) -> Scheduler:
 
 @dataclass(frozen=True)
 class Ended:
-    """How one run of a campaign ended: why its phase 1 was over (None: it simply stopped),
-    and the executions it made."""
+    """How one run of a campaign ended: why its phase 1 was over, or the lean rebuild to go
+    on with (both None: it simply stopped), and the executions it made."""
 
     phase_over: str | None
     execs: int
+    lean: Path | None = None
 
 
 def run(config: Config) -> None:
-    """The campaign, or with --labels-binary its two phases: the second resumes the first's
-    output directory on the labelled build, within what is left of -V and -E."""
-    if config.labels_binary is None:
-        run_once(config)
-        return
-    check_target(config.labels_binary)
-    labelled = replace(config, input_dir=None, phase_policy=None, labelled_phase=True,
-                       target_argv=(str(config.labels_binary), *config.target_argv[1:]))
-    if config.input_dir is None and _saved_phase(config) == 2:
-        run_once(labelled)
-        return
-    started = time.monotonic()
-    first = run_once(config)
-    if first.phase_over is None:
-        return
-    seconds = None if config.max_seconds is None \
-        else max(config.max_seconds - (time.monotonic() - started), 0.001)
-    execs = None if config.max_execs is None else max(config.max_execs - first.execs, 1)
-    run_once(replace(labelled, max_seconds=seconds, max_execs=execs),
-             opening=f"phase 2: edges stalled ({first.phase_over}); fuzzing the labelled "
-                     f"build {config.labels_binary} from phase 1's queue")
+    """The campaign, resumed in the same output directory, within what is left of -V and -E,
+    on the labelled build once phase 1 of a two-phase campaign (--labels-binary) is over,
+    and on each lean rebuild (--rebuild-retired) once it is ready."""
+    labelled = None
+    if config.labels_binary is not None:
+        check_target(config.labels_binary)
+        labelled = replace(config, input_dir=None, phase_policy=None, labelled_phase=True,
+                           target_argv=(str(config.labels_binary), *config.target_argv[1:]))
+        if config.input_dir is None and _saved_phase(config) == 2:
+            config = labelled
+    started, execs = time.monotonic(), 0
+    current, opening = config, None
+    while True:
+        ended = run_once(current, opening)
+        execs += ended.execs
+        if ended.phase_over is not None and labelled is not None:
+            current = labelled
+            opening = (f"phase 2: edges stalled ({ended.phase_over}); fuzzing the labelled "
+                       f"build {config.labels_binary} from phase 1's queue")
+        elif ended.lean is not None:
+            current = replace(current, input_dir=None, lean_binary=ended.lean)
+            opening = f"going on with {ended.lean}, the labelled build without retired labels"
+        else:
+            return
+        seconds = None if config.max_seconds is None \
+            else max(config.max_seconds - (time.monotonic() - started), 0.001)
+        left = None if config.max_execs is None else max(config.max_execs - execs, 1)
+        current = replace(current, max_seconds=seconds, max_execs=left)
+
+
+def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuilds | None:
+    """The lean rebuilds of a labelled target under --rebuild-retired (on the lean build the
+    last run went on with, or on resuming, the newest that still fits the target); None when
+    nothing is rebuilt."""
+    if config.rebuild_retired is None or labels is None or config.retire == "never":
+        return None
+    full = Path(config.target_argv[0])
+    check_rebuildable(full)
+    where = root / LEAN_DIR
+    if config.lean_binary is not None:
+        return LeanBuilds(full, where, config.rebuild_retired, config.lean_binary)
+    if config.input_dir is None:
+        return LeanBuilds.newest(full, where, config.rebuild_retired)
+    return LeanBuilds(full, where, config.rebuild_retired)
 
 
 def _saved_phase(config: Config) -> int:
@@ -201,11 +231,14 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
     tokens = [t for path in config.dictionaries for t in load_dictionary(path)]
     seeds = None if config.input_dir is None else read_seeds(config.input_dir)
     outdir = OutputDir(config.output_dir, config.instance)
+    labels = LabelMap.load(command_line.binary)
+    lean = lean_builds(config, labels, outdir.root)
     outdir.open(resume=config.input_dir is None)
     bind_to_free_cpu()
     try:
         write_setup_files(outdir.root, list(config.argv), list(config.target_argv))
-        labels = LabelMap.load(command_line.binary)
+        if lean is not None and lean.running is not None:  # labels stay the full build's
+            command_line = TargetCommand((str(lean.running), *config.target_argv[1:]))
         retirement = Retirement.for_target(config.retire, labels)
         with retirement.exported() if retirement is not None else nullcontext():
             executor = NativeExecutor(command_line, outdir.cur_input,
@@ -225,11 +258,14 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
                                 labels, cmplog=cmplog)
             campaign.retirement = retirement
+            campaign.lean = lean
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
-            return Ended(campaign.phase_over, executor.counters().execs)
+            return Ended(campaign.phase_over, executor.counters().execs, campaign.lean_ready)
         finally:
             with signals_held():
+                if lean is not None:
+                    lean.close()
                 status.close()
                 if cmplog is not None:
                     cmplog.close()

@@ -42,6 +42,8 @@ class Config:
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary
     retire: str = "first"           # --retire: when a covered label stops counting (retire.py)
+    rebuild_retired: float | None = None  # --rebuild-retired: label stall before a lean rebuild
+    lean_binary: Path | None = None  # runs in place of the target: a lean rebuild (lean.py)
 
     @property
     def instance(self) -> str:

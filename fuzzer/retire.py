@@ -80,6 +80,15 @@ class Retirement:
         """Map indices of the retired labels."""
         return self._label_indices[self.retired]
 
+    @property
+    def retired_slots(self) -> np.ndarray:
+        """Label slots of the retired labels."""
+        return self._slots[self.retired]
+
+    def since_cover(self) -> float:
+        """Seconds since a label was last covered (or since the segment was made)."""
+        return self._clock() - self._last_cover
+
     def retire_covered(self, virgin: np.ndarray) -> np.ndarray:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff),
         and under ``stall`` every label left once none was covered for long; the map indices

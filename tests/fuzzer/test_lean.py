@@ -1,0 +1,131 @@
+"""Lean rebuilds (issue 12): with --rebuild-retired, a campaign goes on with a build of its
+labelled target whose retired labels are compiled out, keeps them covered, and resumes on it."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from fuzz_targets import ffuzz_env, reading_main
+from helpers import REPO, ffcc, poll_until, run_until, sample_sources, target_processes
+from test_label_targets import read_stats
+
+from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
+from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.lean import mismatch
+from ffcc.runtime.abi import RETIRED, LabelDatabase, read_label_db
+
+SEEDS = REPO / "samples/boundaries/seeds"
+CAMPAIGN_EXECS = "5000000"  # a bound only: each campaign stops at what it waits for
+
+
+def project_build(tmp_path: Path) -> Path:
+    ffcc("--mcc", "--wm", "-o", f"{tmp_path}/build/", *sample_sources("boundaries"), cwd=REPO)
+    return tmp_path / "build/boundaries"
+
+
+def lean_builds(out: Path) -> list[Path]:
+    """The verified lean builds in the output directory, oldest first."""
+    found = [d for d in (out / "default/lean").glob("*") if d.name.isdigit()]
+    return [d / "boundaries" for d in sorted(found, key=lambda d: int(d.name))]
+
+
+def running_lean(out: Path) -> bool:
+    """Whether the campaign went on with a lean build: its target runs, and the campaign
+    wrote its stats since the build was made (so it has loaded its queue)."""
+    builds = lean_builds(out)
+    stats = out / "default/fuzzer_stats"
+    return bool(builds) and bool(target_processes(builds[-1])) \
+        and stats.stat().st_mtime_ns > builds[-1].stat().st_mtime_ns
+
+
+def fuzz_until(out: Path, binary: Path, done, *options: str) -> subprocess.CompletedProcess:
+    done_run = run_until(["ffuzz", "-o", str(out), "-E", CAMPAIGN_EXECS, "--seed", "3", *options,
+                          "--", str(binary), "@@"], done, timeout=300, env=ffuzz_env())
+    assert done_run.returncode == 0, done_run.stderr[-2000:]
+    return done_run
+
+
+def lit_slots(binary: Path, inputs: list[bytes], labels: LabelMap, tmp_path: Path) -> set[int]:
+    """Label slots some input lights on ``binary``."""
+    executor = NativeExecutor(TargetCommand((str(binary), "@@")), tmp_path / "cur", 1000, seed=1)
+    try:
+        start = labels.region_start(executor.map_size)
+        return {int(index) - start for data in inputs
+                for index in executor.calibrate(data, 1, False).edges if index >= start}
+    finally:
+        executor.close()
+
+
+def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> None:
+    full = project_build(tmp_path)
+    out = tmp_path / "out"
+    first = fuzz_until(out, full, lambda: running_lean(out), "-i", str(SEEDS),
+                       "--rebuild-retired", "0")
+    assert "going on with" in first.stdout + first.stderr
+    lean = lean_builds(out)[-1]
+    assert (out / "default/cmdline").read_text().split()[0] == str(full), "reports use the full build"
+    full_db, lean_db = read_label_db(full), read_label_db(lean)
+    assert full_db is not None and lean_db is not None
+    gone = {label["slot"] for label in lean_db.labels if label.get("pruned") == RETIRED}
+    assert gone, "retired labels were compiled out"
+    found = int(read_stats(out)["labels_found"])
+    assert found >= len(gone)
+
+    labels = LabelMap.load(full)
+    assert labels is not None
+    queue = [p.read_bytes() for p in sorted((out / "default/queue").iterdir()) if p.is_file()]
+    on_full, on_lean = (lit_slots(b, queue, labels, tmp_path) for b in (full, lean))
+    assert gone <= on_full, "each label compiled out was covered on the full build"
+    assert not gone & on_lean, "the lean build has no code for them"
+    assert on_lean - gone, "the labels it keeps still count"
+
+    resumed_at = (out / "default/fuzzer_stats").stat().st_mtime_ns
+    fuzz_until(out, full, lambda: running_lean(out) and (out / "default/fuzzer_stats").stat()
+               .st_mtime_ns > resumed_at, "-i", "-", "--rebuild-retired", "600")
+    assert int(read_stats(out)["labels_found"]) >= found, "compiled-out labels stay covered"
+
+
+def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
+    (tmp_path / "prog.c").write_text("#include <stdio.h>\n" + reading_main(8)
+                                     + "  return b[0] < 100;\n}\n")
+    ffcc("--wm", "-o", str(tmp_path / "prog"), str(tmp_path / "prog.c"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in/s").write_bytes(b"a")
+    done = subprocess.run(["ffuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"),
+                           "-E", "100", "--rebuild-retired", "60", "--", str(tmp_path / "prog"),
+                           "@@"], capture_output=True, text=True, timeout=120, env=ffuzz_env())
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"ffuzz: --rebuild-retired: {tmp_path / 'prog'} is no ffcc project build (no "
+        "ffcc-build.json beside it): build it with ffcc --mcc --wm -o build/ src/*.c"]
+
+
+def test_a_lean_build_must_have_the_full_builds_labels() -> None:
+    labels = [{"id": i, "slot": 12 + i, "file": "/a.c", "line": i, "predicate": f"x > {i}"}
+              for i in range(3)]
+    full = LabelDatabase(64, labels)
+    lean = LabelDatabase(64, [labels[0], {**labels[1], "pruned": RETIRED}, labels[2]])
+    assert mismatch(full, lean, {1}) is None
+    assert "not the retired ones" in (mismatch(full, lean, {2}) or "")
+    moved = LabelDatabase(64, [labels[0], {**labels[1], "slot": 40}, labels[2]])
+    assert "label 1 differs" in (mismatch(full, moved, set()) or "")
+    assert mismatch(full, None, set()) is not None
+
+
+def test_ffuzz_leaves_no_rebuild_behind(tmp_path) -> None:
+    """A campaign stopped while its rebuild runs stops the rebuild too."""
+    full = project_build(tmp_path)
+    out = tmp_path / "out"
+    logs = out / "default/lean"
+    fuzz_until(out, full, lambda: any(logs.glob("*.log")), "-i", str(SEEDS),
+               "--rebuild-retired", "0")
+    assert poll_until(lambda: not [p for p in os.listdir("/proc") if p.isdigit()
+                                   and _rebuilds(int(p), logs)], 30)
+
+
+def _rebuilds(pid: int, logs: Path) -> bool:
+    try:
+        return str(logs) in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    except OSError:
+        return False
