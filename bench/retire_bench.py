@@ -7,7 +7,8 @@ server), from one run:
   2. every labelled variant (VARIANTS: gates, pruning) runs that queue once with every label
      counting, and gets the retirement state ffuzz --retire first reaches from it
      (fuzzer/retire.py: each covered label's byte, and the gate byte of each site whose
-     live labels are all covered);
+     live labels are all covered); and each is rebuilt without the labels it retired, as
+     ffuzz --rebuild-retired rebuilds it (fuzzer/lean.py: "VARIANT lean");
   3. then, alternating for --rounds, each build replays the queue through its forkserver
      (about --inputs inputs: whole passes), as ffuzz runs it (batches over shared memory
      where the target takes them, a fork per input elsewhere), in these setups:
@@ -33,6 +34,7 @@ import argparse
 import ctypes
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,10 +45,11 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from bench.fuzz_bench import ENV, WORK, build_cjson_harness, campaign  # noqa: E402
+from bench.fuzz_bench import ENV, WORK, campaign, harness  # noqa: E402
 from ffcc.fuzzer.errors import FuzzerError  # noqa: E402
 from ffcc.fuzzer.executor import TargetCommand  # noqa: E402
 from ffcc.fuzzer.labels import LabelMap  # noqa: E402
+from ffcc.fuzzer.lean import labels_to_drop, rebuild_command  # noqa: E402
 from ffcc.fuzzer.replay import ReplayExecutor  # noqa: E402
 from ffcc.fuzzer.retire import ENV_NAME, Retirement  # noqa: E402
 from ffcc.runtime.abi import read_label_db  # noqa: E402
@@ -82,12 +85,35 @@ def sample_builds(name: str, variants: dict[str, tuple[str, ...]],
 
 def cjson_builds(variants: dict[str, tuple[str, ...]],
                  reuse: bool) -> tuple[dict[str, Path], Path]:
-    builds, seeds = {}, WORK / "cjson-seeds"
+    """cJSON's harness built by ffcc in project form (which a lean rebuild needs) without
+    labels and as each variant, and its seeds."""
+    h = harness("cjson")
+    builds = {}
     for kind, flags in {"unlabelled": (), **variants}.items():
-        builds[kind] = WORK / f"retire-cjson-build-{kind}"
+        out = WORK / f"retire-cjson-build-{kind}"
         if not reuse:
-            builds[kind], seeds = build_cjson_harness(flags, builds[kind].name)
-    return builds, seeds
+            shutil.rmtree(out, ignore_errors=True)
+            subprocess.run(["ffcc", *flags, "-O2", *h.flags, "--name=cjson_read_fuzzer",
+                            "-o", f"{out}/", *map(str, h.sources)], check=True,
+                           capture_output=True, env=ENV)
+        builds[kind] = out / "cjson_read_fuzzer"
+    return builds, h.seeds
+
+
+def lean_build(binary: Path, cov: Coverage, reuse: bool) -> Path:
+    """``binary`` rebuilt without the labels the covering queue retired, as ffuzz
+    --rebuild-retired rebuilds it (fuzzer/lean.py)."""
+    directory = binary.parent.with_name(binary.parent.name + "-lean")
+    if not reuse:
+        database = read_label_db(binary)
+        assert database is not None
+        retired = {cov.retirement.labels.label_ids[s] for s in cov.retirement.retired_slots}
+        shutil.rmtree(directory, ignore_errors=True)
+        subprocess.run(rebuild_command(binary, directory, database,
+                                       labels_to_drop(database, retired, retired)),
+                       # in-process: a compile server started now would be the bench's child
+                       check=True, capture_output=True, env={**ENV, "FFCC_SERVER": "0"})
+    return directory / binary.name
 
 
 def executor(binary: Path, retire_shm: int | None) -> ReplayExecutor:
@@ -181,6 +207,8 @@ def setups(covered: dict[str, Coverage]) -> dict[str, tuple[str, int | None]]:
     found: dict[str, tuple[str, int | None]] = {"unlabelled": ("unlabelled", None)}
     for variant, cov in covered.items():
         found[f"{variant} retire"] = (variant, cov.retirement.shm_id)
+        if variant.endswith(" lean"):
+            continue  # after a lean rebuild the campaign retires as before: no "never"
         found[f"{variant} never"] = (variant, None)
         if cov.ceiling is not None:
             found[f"{variant} closed"] = (variant, cov.ceiling.shm_id)
@@ -213,6 +241,10 @@ def bench(name: str, variants: dict[str, tuple[str, ...]], rounds: int, inputs: 
     for variant, cov in covered.items():
         print(f"    {variant}: {cov.covered} of {cov.labels} labels covered ({cov.pruned} "
               f"pruned), {cov.closed} of {cov.gates} gates closed", flush=True)
+    for variant in variants:  # the lean rebuild of each, its own variant
+        builds[f"{variant} lean"] = lean_build(builds[variant], covered[variant], reuse)
+    covered.update({f"{variant} lean": coverage(builds[f"{variant} lean"], queue)
+                    for variant in variants})
     measured = setups(covered)
     cpu: dict[str, list[float]] = {setup: [] for setup in measured}
     try:

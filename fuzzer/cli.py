@@ -4,12 +4,13 @@
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
           [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire first|stall|never]
-          [-j N] -- prog [args] @@
+          [--rebuild-retired S] [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
 -c is AFL++'s: input-to-state on each new entry with a `ffcc --cmplog` build (cmplog.py).
 With --labels-binary, prog is an edge-only build fuzzed until edges stall, then the campaign
-goes on in the same output directory on the labelled build (phases.py).
+goes on in the same output directory on the labelled build (phases.py); with
+--rebuild-retired, on builds of the labelled target without its retired labels (lean.py).
 `ffuzz report OUT` and `ffuzz plot OUT...` read a campaign (report_cli.py).
 """
 from __future__ import annotations

@@ -57,6 +57,24 @@ def check_rebuildable(binary: Path) -> None:
         raise FuzzerError("--rebuild-retired: ffcc is not on PATH")
 
 
+def labels_to_drop(database: LabelDatabase, retired: set[int], covered: set[int]) -> dict[int, bool]:
+    """What a lean rebuild compiles out, label id -> whether it was covered: the retired
+    labels and the pruned ones (which a rebuild without ``--prune`` would bring back)."""
+    drop = {label["id"]: False for label in database.labels if label.get("pruned")}
+    drop.update({label: label in covered for label in retired})
+    return drop
+
+
+def rebuild_command(full: Path, directory: Path, database: LabelDatabase,
+                    drop: dict[int, bool]) -> list[str]:
+    """Make ``directory`` ready for a rebuild of ``full`` without the labels ``drop`` names
+    (its build record and the retired-label list); the ffcc command that rebuilds into it."""
+    directory.mkdir(parents=True)
+    shutil.copyfile(full.parent / BUILD_RECORD, directory / BUILD_RECORD)
+    write_retired(directory / RETIRED_LIST, database.labels, drop)
+    return ["ffcc", f"--retired={directory / RETIRED_LIST}", f"{directory}/"]
+
+
 def mismatch(full: LabelDatabase, lean: LabelDatabase | None, expected: set[int]) -> str | None:
     """Why ``lean`` is not ``full`` with the labels ``expected`` compiled out; None if it is."""
     if lean is None or len(lean.labels) != len(full.labels):
@@ -148,21 +166,17 @@ class LeanBuilds:
     def _start(self, retirement: Retirement, labels: LabelMap, virgin: np.ndarray,
                status: Status) -> None:
         start = labels.region_start(len(virgin))
-        drop = {label["id"]: bool(virgin[start + label["slot"]] != 0xFF)
-                for label in self.database.labels
-                if label["id"] in self._retired_ids(retirement, labels)}
-        drop.update({label["id"]: False for label in self.database.labels if label.get("pruned")})
+        covered = {label["id"] for label in self.database.labels
+                   if virgin[start + label["slot"]] != 0xFF}
+        drop = labels_to_drop(self.database, self._retired_ids(retirement, labels), covered)
         number = 1 + max((int(d.name.lstrip(".")) for d in self.root.glob("*")
                           if d.name.lstrip(".").isdigit()), default=0)
         directory = self.root / f".{number}"  # N/ once verified
         shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(parents=True)
-        shutil.copyfile(self.full.parent / BUILD_RECORD, directory / BUILD_RECORD)
-        write_retired(directory / RETIRED_LIST, self.database.labels, drop)
+        command = rebuild_command(self.full, directory, self.database, drop)
         with open(self.root / f"{number}.log", "wb") as log:
             self._process = subprocess.Popen(
-                ["ffcc", f"--retired={directory / RETIRED_LIST}", f"{directory}/"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=_background, start_new_session=True)
         self._building = (directory, set(drop))
         status.message(f"rebuilding {self.full.name} without {len(drop)} retired and pruned "
