@@ -12,7 +12,7 @@ from test_label_targets import read_stats
 
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.labels import LabelMap
-from ffcc.fuzzer.lean import mismatch
+from ffcc.fuzzer.lean import LeanBuilds, mismatch
 from ffcc.runtime.abi import RETIRED, LabelDatabase, read_label_db
 
 SEEDS = REPO / "samples/boundaries/seeds"
@@ -84,6 +84,11 @@ def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> N
     fuzz_until(out, full, lambda: running_lean(out) and (out / "default/fuzzer_stats").stat()
                .st_mtime_ns > resumed_at, "-i", "-", "--rebuild-retired", "600")
     assert int(read_stats(out)["labels_found"]) >= found, "compiled-out labels stay covered"
+    assert LeanBuilds.newest(full, out / "default/lean", 600).running == lean_builds(out)[-1]
+
+    ffcc("--wm", "-o", f"{tmp_path}/build/", *sample_sources("boundaries"), cwd=REPO)
+    assert LeanBuilds.newest(full, out / "default/lean", 600).running is None, \
+        "a lean build of labels the target no longer has is not resumed on"
 
 
 def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
