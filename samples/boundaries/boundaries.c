@@ -51,13 +51,13 @@ static long modulo(unsigned a, unsigned b) {
 }
 
 static struct {
-  int v[VALUES];
+  long v[VALUES];
   long *volatile sum; /* volatile: read back after the store that may overwrite it */
 } values;
 
 static long past_the_array(unsigned a, unsigned b, long *sum) {
   values.sum = sum;
-  if (a <= VALUES) values.v[a] = (int)b; /* BUG: v[VALUES] is the pointer's low half */
+  if (a <= VALUES) values.v[a] = (long)b; /* BUG: v[VALUES] is the pointer: it becomes b */
   *values.sum += b;
   return *values.sum;
 }
