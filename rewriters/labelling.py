@@ -55,7 +55,8 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             criterion.apply(function, options, collector)
         left_out += collector.left_out_count
 
-    by_site, also = _group_unique(emitted)
+    keys = _Keys(unit)
+    by_site, also = _group_unique(emitted, keys)
     edits = EditSet(unit.source)
     labels: list[Label] = []
     frames: dict[int, Frame | None] = {}
@@ -80,7 +81,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
             continue
         if frame is not None:
             frame.commit()
-        labels += _records(unit, function, site, indexed, also, placed)
+        labels += _records(unit, function, site, indexed, also, placed, keys)
         placed += 1
     for frame in frames.values():
         if frame is not None and (declarations := frame.declarations()):
@@ -109,45 +110,153 @@ def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],
         return unit
 
 
-# A parenthesised identifier or number that is neither a call's argument list nor a cast.
-_PARENTHESISED_ATOM = re.compile(r"(?<![\w\])])\(\s*([A-Za-z_]\w*|\d[\w.]*)\s*\)(?!\s*[\w(])")
-_NO_PARENTHESES_OR_SPACE = str.maketrans("", "", "() \t")
+# A parenthesised identifier, member chain (``p->n.v``) or number that is neither a call's
+# argument list nor a cast.
+_PARENTHESISED_ATOM = re.compile(
+    r"(?<![\w\])])\(\s*([A-Za-z_]\w*(?:\s*(?:->|\.)\s*[A-Za-z_]\w*)*|\d[\w.]*)\s*\)(?!\s*[\w(])")
+_NO_PARENTHESES_OR_SPACE = str.maketrans("", "", "() \t`")
+_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 
 
 def predicate_key(predicate: str) -> str:
-    """The predicate without parentheses that cannot change its meaning: around a lone
-    identifier or number, and around the whole (criteria spell the same condition either way:
-    ROR's ``(x) < (0)`` is ABS's ``(x) < 0``, MCC's ``(a) && !(b)`` is COR's ``((a) && !(b))``)."""
-    key = _PARENTHESISED_ATOM.sub(r"\1", predicate).strip()
-    while wrapped(key):
-        key = key[1:-1].strip()
-    return key
+    """The predicate without what cannot change its meaning (criteria spell the same condition
+    in different ways): backquotes, which only mark a value the labels do not evaluate again;
+    parentheses around a lone identifier, member chain or number (ROR's ``(x) < (0)`` is ABS's
+    ``(x) < 0``), around the whole, and around the terms of a chain of ``&&`` or of ``||``,
+    whose grouping does not matter (MCC's ``!((a)) && !((b))`` is COR's
+    ``((!((a))) && !((b)))``)."""
+    key = _PARENTHESISED_ATOM.sub(r"\1", predicate.replace("`", "")).strip()
+    return _logic_key(key)
 
 
-def _group_unique(requests: list[tuple[Function, LabelRequest]]
+def _logic_key(text: str) -> str:
+    """``text`` without parentheses around it, its ``&&``/``||`` chains flattened and their
+    terms written the same way.  Text with a conditional or a comma outside parentheses, or
+    parentheses that do not balance, is left as it is after the outer parentheses."""
+    while _wrapped_code(text):
+        text = text[1:-1].strip()
+    split = _split_logic(text)
+    if split is None:
+        return text
+    op, terms = split
+    flat: list[str] = []
+    for term in (_logic_key(term) for term in terms):
+        inner = _split_logic(term)
+        if inner is not None and inner[0] == op:
+            flat += inner[1]
+        else:
+            flat.append(f"({term})" if inner is not None else term)
+    return f" {op} ".join(flat)
+
+
+def _split_logic(text: str) -> tuple[str, list[str]] | None:
+    """(``||`` or ``&&``, the terms) of the lowest-precedence logical chain outside parentheses
+    and literals; None when there is none, or the text has a conditional, a comma or
+    unbalanced parentheses outside them."""
+    depth = 0
+    cuts: dict[str, list[int]] = {"||": [], "&&": []}
+    code = _LITERAL.sub(lambda m: "_" * len(m.group()), text)
+    i = 0
+    while i < len(code):
+        char, pair = code[i], code[i:i + 2]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and char in "?,":
+            return None
+        elif depth == 0 and pair in cuts:
+            cuts[pair].append(i)
+            i += 1
+        i += 1
+    if depth:
+        return None
+    op = "||" if cuts["||"] else "&&" if cuts["&&"] else None
+    if op is None:
+        return None
+    bounds = [-2, *cuts[op], len(text)]
+    return op, [text[a + 2:b].strip() for a, b in zip(bounds, bounds[1:])]
+
+
+def _wrapped_code(text: str) -> bool:
+    """``wrapped``, reading string and character literals as opaque."""
+    return wrapped(_LITERAL.sub(lambda m: "_" * len(m.group()), text))
+
+
+Place = tuple[int, int]  # the span of the expression an objective is about
+
+
+class _Keys:
+    """What tells two label requests' objectives apart: the expression they are about, and
+    their predicate written with the site's operands (or their own key).  A condition over
+    the first atom of a decision alone (MCC's ``(n == 0)`` where the rest short-circuits) is
+    about that atom, which is also a comparison site of its own (ABS zero on ``n``), and is
+    evaluated once for both.  Operands spelled the same are one value (``x != x``): a site
+    with side effects in both operands, where they could differ, has no labels (sites.py,
+    ``order_exposed``)."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self._operands: dict[int, dict[str, str]] = {}
+
+    def keys(self, request: LabelRequest) -> list[tuple[Place, str]]:
+        """(expression, key) pairs: the predicate as written, and the request's own key
+        where it has one."""
+        site = request.site
+        place = self.unit.span(site.cursor)
+        if isinstance(site, Decision):
+            keys = [(place, request.predicate)]
+            if request.needs == {"c0"}:
+                keys.append((self.unit.span(site.atoms[0].cursor), request.predicate))
+            return keys + [(place, request.key)] * bool(request.key)
+        operands = self.operands(site)
+        keys = [(place, written(request.predicate, operands))]
+        if request.key:  # a semantic key over the slot names (wm_operands.zero_key)
+            keys.append((place, _SLOT_NAME.sub(lambda m: operands[m.group()], request.key)))
+        return keys
+
+    def operands(self, site: Binop) -> dict[str, str]:
+        """What the site's predicates write for ``$x0`` and ``$x1``."""
+        texts = self._operands.get(id(site))
+        if texts is None:
+            texts = self._operands[id(site)] = {
+                "x0": value_text(self.unit, site.lhs) or site.lhs_text,
+                "x1": value_text(self.unit, site.rhs) or site.rhs_text}
+        return texts
+
+
+_SLOT_NAME = re.compile(r"\bx[01]\b")
+
+
+
+def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
                   ) -> tuple[dict[int, tuple[Function, list[LabelRequest]]], dict[int, list[str]]]:
     """Requests per site in emission order; a second request with the same key (by default
-    its predicate) at the same site is the same objective (e.g. ROR ``<`` -> ``<=`` and ABS
-    zero on ``x < 0``): not a second label, but its operator is recorded with the first
-    request's (the second mapping, by ``id`` of the request kept). Keys are first told apart
-    without any parentheses or spaces (cheap, and exact keys can only be equal where those
+    its predicate) at the same expression is the same objective (e.g. ROR ``<`` -> ``<=`` and
+    ABS zero on ``x < 0``; MCC's ``(n == 0)`` and ABS zero on ``n`` in the decision ``n ==
+    0``): not a second label, but its operator is recorded with the first request's (the
+    second mapping, by ``id`` of the request kept). Keys are first told apart without any
+    parentheses, backquotes or spaces (cheap, and exact keys can only be equal where those
     are); only those that then look alike get exact keys."""
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
     also: dict[int, list[str]] = {}
-    seen: defaultdict[tuple[int, str], list[tuple[str, LabelRequest]]] = defaultdict(list)
+    seen: defaultdict[tuple[Place, str], list[tuple[str, LabelRequest]]] = defaultdict(list)
     for function, request in requests:
-        site = id(request.site)
-        key = request.key or request.predicate
-        alike = seen[site, key.translate(_NO_PARENTHESES_OR_SPACE)]
-        exact = predicate_key(key) if alike else ""
-        kept = next((first for other, first in alike if predicate_key(other) == exact), None)
+        candidates = [(key, seen[place, key.translate(_NO_PARENTHESES_OR_SPACE)])
+                      for place, key in keys.keys(request)]
+        kept = next((first for key, alike in candidates if alike
+                     for other, first in alike if predicate_key(other) == predicate_key(key)),
+                    None)
         if kept is not None:
             merged = also.setdefault(id(kept), [])
             if request.operator is not kept.operator and request.operator.id not in merged:
                 merged.append(request.operator.id)
             continue
-        alike.append((key, request))
-        by_site.setdefault(site, (function, []))[1].append(request)
+        for key, alike in candidates:
+            alike.append((key, request))
+        by_site.setdefault(id(request.site), (function, []))[1].append(request)
     return by_site, also
 
 
@@ -169,15 +278,13 @@ def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed,
 
 
 def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,
-             also: dict[int, list[str]], number: int) -> list[Label]:
+             also: dict[int, list[str]], number: int, keys: _Keys) -> list[Label]:
     """The records of one placed site's labels; position and original text are the site's,
     so they are worked out once, not once per label (a site has up to a dozen). A label whose
     objective other operators share names them (``MergedLabel.also``)."""
     line, column = unit.line_col(unit.span(site.cursor)[0])
     original = source_text(unit, site.cursor) or site.text
-    operands = {} if isinstance(site, Decision) else {
-        "x0": value_text(unit, site.lhs) or site.lhs_text,
-        "x1": value_text(unit, site.rhs) or site.rhs_text}
+    operands = {} if isinstance(site, Decision) else keys.operands(site)
     labels = []
     for index, request in indexed:
         label = Label(index=index, gate=number, criterion=request.operator.criterion,

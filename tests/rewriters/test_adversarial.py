@@ -31,8 +31,13 @@ def build(source: Path, out: Path, cc: str, level: str, labels: list[str]) -> Pa
     return binary
 
 
+# mcc_huge_decisions takes about 8 s of CPU labelled at clang -O0 with UBSan (its decisions'
+# windows, evaluated on every pass): room for a loaded machine, still far short of a hang.
+RUN_TIMEOUT = 60
+
+
 def observed(binary: Path) -> Outcome:
-    outcome = run_program([str(binary)], timeout=20,
+    outcome = run_program([str(binary)], timeout=RUN_TIMEOUT,
                           env={"UBSAN_OPTIONS": "print_stacktrace=0:halt_on_error=0"})
     return Outcome(outcome.stdout, _COLUMN.sub(rb"\1: runtime error:", outcome.stderr),
                    outcome.status)

@@ -293,6 +293,42 @@ def test_predicate_key_drops_only_parentheses_that_mean_nothing(spelled, same):
     assert predicate_key(spelled) == same
 
 
+@pytest.mark.parametrize("first, second, same", [
+    ("!((a)) && !((b))", "((!((a))) && !((b)))", True),   # MCC and COR around a `!` operand
+    ("(A) && (B) && !(C)", "(((A) && (B)) && !(C))", True),  # && groups either way
+    ("(p->n == 0)", "(p->n) == 0", True),                 # a member chain is an operand
+    ("(`f(x) == 0`)", "`f(x)` == 0", True),               # backquotes mark, they do not change
+    ("a || b && c", "(a || b) && c", False),
+    ("(a && b) || c", "a && (b || c)", False),
+    ('s == "&&" && x', 'x && s == "&&"', False),          # order is kept, literals are opaque
+    ("c ? a && b : d", "c ? (a && b) : d", False),         # a conditional is left alone
+])
+def test_predicate_key_groups_logical_chains(first, second, same):
+    assert (predicate_key(first) == predicate_key(second)) is same
+
+
+def labels_of(tmp_path, code: str, options: LabelOptions) -> list[tuple[str, str, tuple]]:
+    ann = annotate_code(tmp_path, code, options)
+    return [(l.operator, l.predicate, getattr(l, "also", ())) for l in ann.labels]
+
+
+def test_one_label_per_objective_across_operands_and_sites(tmp_path):
+    """Same-site duplicates by construction: ABS on both operands of ``x != x`` (one value,
+    read twice) and COR's ``a || b`` -> ``a`` where MCC spells the same combination; across
+    sites, MCC's "first condition alone" and ABS zero on the comparison that condition is."""
+    same = labels_of(tmp_path, "int f(int x) { return x != x; }\n", wm("ABS"))
+    assert [op for op, _, _ in same] == ["wm.abs.abs", "wm.abs.neg", "wm.abs.zero"]
+    other = labels_of(tmp_path, "int f(int x, int y) { return x != y; }\n", wm("ABS"))
+    assert len(other) == 6, "two operands, each with its mutants"
+    chain = labels_of(tmp_path, "int f(int a, int b) { return !(a & 1) && (b != 0); }\n",
+                      LabelOptions(mcc=True, wm_ops=frozenset({"COR"})))
+    assert ("mcc", "!((a & 1)) && !((b != 0))", ("wm.cor.and_lhs",)) in chain
+    first = labels_of(tmp_path, "int f(int n, int x) { if (n == 0 || x) return 1; return 0; }\n",
+                      LabelOptions(mcc=True, wm_ops=frozenset({"ABS"})))
+    assert ("mcc", "(n == 0)", ("wm.abs.zero",)) in first
+    assert [op for op, _, _ in first].count("wm.abs.zero") == 0
+
+
 def test_side_effect_operands_go_through_temporaries(tmp_path):
     """Captured as the program evaluates it, into the function's frame (frame.py); the other
     operand is read again by the labels and by the program. Both captured, in order: only
