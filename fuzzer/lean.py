@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import subprocess
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +206,8 @@ class LeanBuilds:
     def close(self) -> None:
         """Stop a rebuild still running (its half-built directory stays hidden)."""
         if self._process is not None and self._process.poll() is None:
-            os.killpg(self._process.pid, signal.SIGTERM)
+            with suppress(ProcessLookupError):  # it may end between the poll and the kill
+                os.killpg(self._process.pid, signal.SIGTERM)
             self._process.wait()
 
 
