@@ -26,10 +26,10 @@ declare their temporaries themselves (rewrite.py).
 
 from __future__ import annotations
 
-from clang.cindex import Cursor, CursorKind, Type, TypeKind
+from clang.cindex import Cursor, Type, TypeKind
 
 from .opaque import TEMP
-from .unit import Unit, children, function_body, strip_implicit
+from .unit import Unit, function_body, strip_implicit, unparenthesised
 
 # C spellings of the canonical scalar types a temporary may have.
 SPELLING = {
@@ -167,8 +167,7 @@ def _promoted_bitfield(node: Cursor, declared: Type) -> str | None:
     """``+b`` for a bit-field ``b`` of an int-sized or narrower type: int when every value fits
     in int, else unsigned int; None for wider bit-fields (their promotion differs between
     compilers)."""
-    while node.kind == CursorKind.PAREN_EXPR:
-        node = strip_implicit(children(node)[0])
+    node = unparenthesised(node)
     field = node.referenced
     kind = declared.kind
     if kind == TypeKind.ENUM:

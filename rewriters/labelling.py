@@ -15,7 +15,7 @@ from .macro_expansion import expand_macros
 from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest, MergedLabel
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
-from .unit import ParseError, Unit
+from .unit import ParseError, Unit, unparenthesised
 
 
 @dataclass
@@ -209,7 +209,8 @@ class _Keys:
         if isinstance(site, Decision):
             keys = [(place, request.predicate)]
             if request.needs == {"c0"}:
-                keys.append((self.unit.span(site.atoms[0].cursor), request.predicate))
+                keys.append((self.unit.span(unparenthesised(site.atoms[0].cursor)),
+                             request.predicate))
             return keys + [(place, request.key)] * bool(request.key)
         operands = self.operands(site)
         keys = [(place, written(request.predicate, operands))]

@@ -38,6 +38,7 @@ from .unit import (
     children,
     converted,
     strip_implicit,
+    unparenthesised,
 )
 
 if TYPE_CHECKING:
@@ -138,9 +139,7 @@ def _plain(cursor: Cursor, unit: Unit) -> bool:
 
 
 def is_bitfield_ref(cursor: Cursor) -> bool:
-    node = strip_implicit(cursor)
-    while node.kind == CursorKind.PAREN_EXPR:
-        node = strip_implicit(children(node)[0])
+    node = unparenthesised(cursor)
     ref = node.referenced if node.kind == CursorKind.MEMBER_REF_EXPR else None
     return ref is not None and ref.kind == CursorKind.FIELD_DECL and ref.is_bitfield()
 

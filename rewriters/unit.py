@@ -438,6 +438,14 @@ def strip_implicit(cursor: Cursor) -> Cursor:
     return cursor
 
 
+def unparenthesised(cursor: Cursor) -> Cursor:
+    """The expression inside any parentheses and implicit conversions."""
+    node = strip_implicit(cursor)
+    while node.kind == CursorKind.PAREN_EXPR:
+        node = strip_implicit(children(node)[0])
+    return node
+
+
 def canonical_kind(cursor: Cursor) -> TypeKind:
     return cursor.type.get_canonical().kind
 

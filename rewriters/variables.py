@@ -39,7 +39,7 @@ from clang.cindex import Cursor, CursorKind, LinkageKind, StorageClass, TypeKind
 
 from .ops import binary_op, unary_op
 from .safety import changes_state, is_unevaluated
-from .unit import Unit, canonical_kind, children, is_arithmetic, strip_implicit
+from .unit import Unit, canonical_kind, children, is_arithmetic, strip_implicit, unparenthesised
 
 ADDRESS_TYPES = frozenset({  # a name of such a type stands for an address: no memory is read
     TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY, TypeKind.VARIABLEARRAY,
@@ -126,7 +126,7 @@ class Variables:
     def place(self, cursor: Cursor) -> Sequence[Cursor]:
         """The values evaluated to find the object ``cursor`` designates, without reading it
         (the left operand of ``=``): none for a name, the pointer for ``*p`` or ``p->f``."""
-        node = _unparenthesised(cursor)
+        node = unparenthesised(cursor)
         if node.kind == CursorKind.DECL_REF_EXPR:
             return []
         kids = children(node)
@@ -309,24 +309,19 @@ def _accesses(cursor: Cursor) -> list[Cursor]:
 def _base_name(access: Cursor) -> Cursor | None:
     """The variable an access chain (``v``, ``v.m``, ``v[2].m``) starts from; None if the chain
     goes through a pointer."""
-    node = _unparenthesised(access)
+    node = unparenthesised(access)
     while node.kind != CursorKind.DECL_REF_EXPR:
         kids = children(node)
         if node.kind == CursorKind.MEMBER_REF_EXPR and kids and not _through_pointer(kids[0]):
-            node = _unparenthesised(kids[0])
+            node = unparenthesised(kids[0])
         elif node.kind == CursorKind.ARRAY_SUBSCRIPT_EXPR and len(kids) == 2 \
-                and canonical_kind(_unparenthesised(kids[0])) in ADDRESS_TYPES:
-            node = _unparenthesised(kids[0])
+                and canonical_kind(unparenthesised(kids[0])) in ADDRESS_TYPES:
+            node = unparenthesised(kids[0])
         else:
             return None
     return node
 
 
-def _unparenthesised(cursor: Cursor) -> Cursor:
-    node = strip_implicit(cursor)
-    while node.kind == CursorKind.PAREN_EXPR:
-        node = strip_implicit(children(node)[0])
-    return node
 
 
 def _through_pointer(base: Cursor) -> bool:
@@ -368,14 +363,14 @@ def _initializer(decl: Cursor, unit: Unit) -> Cursor | None:
 def _assigned(node: Cursor) -> list[Cursor]:
     """Names an expression assigns whenever it is evaluated: ``x = e``, ``x = y = e``,
     ``x = 1, y = 2``."""
-    node = _unparenthesised(node)
+    node = unparenthesised(node)
     op = binary_op(node)
     if op == ",":
         return [found for child in children(node) for found in _assigned(child)]
     if op != "=":
         return []
     target, value = children(node)
-    target = _unparenthesised(target)
+    target = unparenthesised(target)
     named = [target] if target.kind == CursorKind.DECL_REF_EXPR else []
     return named + _assigned(value)
 

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, TypeKind
 
 from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Orderings
 from .operators import LOGICAL, RELATIONAL
@@ -22,8 +22,8 @@ from .unit import (
     SIGNED_KINDS,
     UNSIGNED_SPELLING,
     canonical_kind,
-    children,
     strip_implicit,
+    unparenthesised,
 )
 
 BOOLEAN_OPERATORS = frozenset(RELATIONAL + LOGICAL)
@@ -60,7 +60,7 @@ class Operand:
     @cached_property
     def boolean(self) -> bool:
         """A comparison or logical result: 0 or 1."""
-        node = _unparenthesised(self.cursor)
+        node = unparenthesised(self.cursor)
         return binary_op(node) in BOOLEAN_OPERATORS or unary_op(node) == "!"
 
     @property
@@ -148,8 +148,3 @@ def zero_key(slot: str, kill: Orderings) -> str:
     return f"{slot} vs 0: {' '.join(sorted(kill))}"
 
 
-def _unparenthesised(cursor: Cursor) -> Cursor:
-    node = strip_implicit(cursor)
-    while node.kind == CursorKind.PAREN_EXPR:
-        node = strip_implicit(children(node)[0])
-    return node

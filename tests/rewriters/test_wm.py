@@ -327,6 +327,9 @@ def test_one_label_per_objective_across_operands_and_sites(tmp_path):
                       LabelOptions(mcc=True, wm_ops=frozenset({"ABS"})))
     assert ("mcc", "(n == 0)", ("wm.abs.zero",)) in first
     assert [op for op, _, _ in first].count("wm.abs.zero") == 0
+    wrapped = labels_of(tmp_path, "int f(int n, int x) { return (n < 0) || x; }\n",
+                        LabelOptions(mcc=True, wm_ops=frozenset({"ABS"})))
+    assert ("mcc", "((n < 0))", ("wm.abs.abs",)) in wrapped, "parentheses around the condition"
 
 
 def test_side_effect_operands_go_through_temporaries(tmp_path):
