@@ -244,7 +244,9 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
     else branches, for a foreign fuzzer.  Sites are behind gates when the records name
-    them (``--label-gates``)."""
+    them (``--label-gates``).  A source that includes itself (MPFR's tcmp_ui.c, inside
+    ``main``) finds the annotated copy, next to which it is compiled: the copy's own
+    definitions are guarded, so they come once, at file scope."""
     count = len(records)
     gate_bytes = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
@@ -255,7 +257,9 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
     deltas = "".join(f'__attribute__((weak, used, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
                      for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
+    guard = f"__FFCC_UNIT_{uid:08x}"
     return (
+        f"#ifndef {guard}\n#define {guard}\n"
         "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
         deltas +
         f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count + gate_bytes}] "
@@ -264,6 +268,7 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
         + (GATE_FORM if branch_free and gate_bytes else NO_GATES) + _label_macros(records) +
         f"__asm__({json.dumps(asm)});\n"
+        "#endif\n"
         f"#line 1 {json.dumps(source)}\n")
 
 
