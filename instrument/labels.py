@@ -227,16 +227,21 @@ def _label_macros(records: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# __BASE_FILE__ names the file the compiler was given (gcc ignores #line for it): the original.
-_BASE_FILE_WARNINGS = ("-Wbuiltin-macro-redefined", "-Wunused-macros", "-Wreserved-id-macro",
-                       "-Wreserved-macro-identifier")
+# Macros of the preamble: a reserved name, perhaps never used, __BASE_FILE__ redefined.
+_MACRO_WARNINGS = ("-Wbuiltin-macro-redefined", "-Wunused-macros", "-Wreserved-id-macro",
+                   "-Wreserved-macro-identifier")
+
+
+def _quiet_macros(definitions: str) -> str:
+    """``definitions`` (preprocessor lines) with _MACRO_WARNINGS off for them alone."""
+    ignored = "".join(f'#pragma GCC diagnostic ignored "{w}"\n' for w in _MACRO_WARNINGS)
+    return "#pragma GCC diagnostic push\n" + ignored + definitions + "#pragma GCC diagnostic pop\n"
 
 
 def _base_file(source: str) -> str:
-    ignored = "".join(f'#pragma GCC diagnostic ignored "{w}"\n' for w in _BASE_FILE_WARNINGS)
-    return ("#pragma GCC diagnostic push\n" + ignored +
-            f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
-            "#pragma GCC diagnostic pop\n")
+    """__BASE_FILE__ names the file the compiler was given (gcc ignores #line for it): the
+    original."""
+    return f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
 
 
 def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True) -> str:
@@ -259,8 +264,8 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
                      for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
     guard = f"__FFCC_UNIT_{uid:08x}"
     return (
-        f"#ifndef {guard}\n#define {guard}\n"
-        "/* ffcc labels: see instrument/labels.py */\n" + _diagnostics() + _base_file(source) +
+        f"#ifndef {guard}\n/* ffcc labels: see instrument/labels.py */\n" + _diagnostics()
+        + _quiet_macros(f"#define {guard}\n" + _base_file(source)) +
         deltas +
         f"static unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE + count + gate_bytes}] "
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'

@@ -35,7 +35,7 @@ def test_base_file_and_timestamp_are_the_originals(tmp_path, backend, flags):
     plain = tmp_path / "plain"
     subprocess.run([backend, "-w", "-o", str(plain), "src/prog.c"], cwd=tmp_path, check=True)
     labelled = tmp_path / "labelled"
-    done = ffcc(f"--cc={backend}", "--mcc", *flags, "-Wall", "-Wextra", "-Werror",
+    done = ffcc(f"--cc={backend}", "--mcc", *flags, "-Wall", "-Wextra", "-Wunused-macros", "-Werror",
                 f"--keep-annotated={tmp_path / 'kept'}", "-o", str(labelled), "src/prog.c",
                 cwd=tmp_path)
     assert "warning" not in done.stderr
