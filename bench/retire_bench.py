@@ -107,7 +107,7 @@ def lean_build(binary: Path, cov: Coverage, reuse: bool) -> Path:
     if not reuse:
         database = read_label_db(binary)
         assert database is not None
-        retired = {cov.retirement.labels.label_ids[s] for s in cov.retirement.retired_slots}
+        retired = cov.retirement.retired_ids()
         shutil.rmtree(directory, ignore_errors=True)
         subprocess.run(rebuild_command(binary, directory, database,
                                        labels_to_drop(database, retired, retired)),

@@ -532,10 +532,9 @@ class Campaign:
             self.status.update(self.snapshot())
             if self.config.phase_policy is not None and self._loaded:
                 self.phase_over = self.config.phase_policy.due(self.phase_progress())
-            if self.lean is not None and self.retirement is not None and self.labels is not None \
-                    and self._loaded:
-                self.lean_ready = self.lean.step(self.retirement, self.labels,
-                                                 self.executor.virgin(), self.status)
+            if self.lean is not None and self.retirement is not None and self._loaded:
+                self.lean_ready = self.lean.step(self.retirement, self.executor.virgin(),
+                                                 self.status)
         if now >= self._next_stats:
             self.checkpoint()
 

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.labels import LabelMap
 from ffcc.fuzzer.retire import Retirement
 from ffcc.fuzzer.status import Status
 from ffcc.runtime.abi import (
@@ -143,33 +142,27 @@ class LeanBuilds:
         return np.array([slot[i] for i, covered in self.compiled_out.items() if covered],
                         dtype=np.int64)
 
-    def step(self, retirement: Retirement, labels: LabelMap, virgin: np.ndarray,
-             status: Status) -> Path | None:
+    def step(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> Path | None:
         """Start a rebuild when one is due, or collect the one running: the lean build to
         go on with, once there is one."""
         if self._process is None:
-            if not self.failed and self._due(retirement, labels):
-                self._start(retirement, labels, virgin, status)
+            if not self.failed and self._due(retirement):
+                self._start(retirement, virgin, status)
             return None
         if self._process.poll() is None:
             return None
         return self._collect(status)
 
-    def _due(self, retirement: Retirement, labels: LabelMap) -> bool:
+    def _due(self, retirement: Retirement) -> bool:
         if retirement.since_cover() < self.stall_seconds:
             return False
-        return bool(self._retired_ids(retirement, labels) - self.compiled_out.keys())
+        return bool(retirement.retired_ids() - self.compiled_out.keys())
 
-    @staticmethod
-    def _retired_ids(retirement: Retirement, labels: LabelMap) -> set[int]:
-        return {labels.label_ids[slot] for slot in retirement.retired_slots.tolist()}
-
-    def _start(self, retirement: Retirement, labels: LabelMap, virgin: np.ndarray,
-               status: Status) -> None:
-        start = labels.region_start(len(virgin))
+    def _start(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> None:
+        start = retirement.labels.region_start(len(virgin))
         covered = {label["id"] for label in self.database.labels
                    if virgin[start + label["slot"]] != 0xFF}
-        drop = labels_to_drop(self.database, self._retired_ids(retirement, labels), covered)
+        drop = labels_to_drop(self.database, retirement.retired_ids(), covered)
         number = 1 + max((int(d.name.lstrip(".")) for d in self.root.glob("*")
                           if d.name.lstrip(".").isdigit()), default=0)
         directory = self.root / f".{number}"  # N/ once verified

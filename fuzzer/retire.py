@@ -80,10 +80,10 @@ class Retirement:
         """Map indices of the retired labels."""
         return self._label_indices[self.retired]
 
-    @property
-    def retired_slots(self) -> np.ndarray:
-        """Label slots of the retired labels."""
-        return self._slots[self.retired]
+    def retired_ids(self) -> set[int]:
+        """Ids of the retired labels."""
+        sites = self.labels.sites
+        return {sites[slot].label for slot in self._slots[self.retired].tolist()}
 
     def since_cover(self) -> float:
         """Seconds since a label was last covered (or since the segment was made)."""
