@@ -107,11 +107,11 @@ def run(argv: list[str]) -> int:
     rebuilt = rebuild_build_dir(opts, command)
     if rebuilt is not None:
         return rebuilt
-    for option, given in (("--prune", opts.prune), ("--retired", opts.retired)):
+    for option, given, spelled in (("--prune", opts.prune, "--prune"),
+                                   ("--retired", opts.retired, "--retired=FILE")):
         if given and not opts.wants_labels:
             raise FfccError(f"ffcc: error: {option} needs labels (--mcc, --wm) or a build "
-                            f"directory (ffcc {option}{'' if option == '--prune' else '=FILE'} "
-                            "build/)", 2)
+                            f"directory (ffcc {spelled} build/)", 2)
     if opts.estimate:
         return estimate([s.path for s in command.c_sources], opts)
     backend = select_backend(opts.cc, opts.cmplog)
