@@ -1,5 +1,63 @@
-"""Stub: cffi can only hook into the build from setup.py (python-cffi/cffi#55).
-Everything else lives in pyproject.toml."""
-from setuptools import setup
+"""What pyproject.toml cannot say: the cffi module (cffi hooks into the build only from setup.py,
+python-cffi/cffi#55) and the compiled ``ffcc`` command.
 
-setup(cffi_modules=["native/_build.py:ffibuilder"])
+``ffcc`` runs once per compile of a build, so it is a small C program (instrument/ffcc_client.c)
+that hands commands to the compile server and leaves everything else to Python's client, run
+by the interpreter installing it.  Without a C compiler (which ffcc itself needs anyway), the
+command is the Python client alone.  Everything else lives in pyproject.toml.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import Distribution, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENT_SOURCE = os.path.join("instrument", "ffcc_client.c")
+COMMAND = os.path.join("build", "ffcc-command", "ffcc")
+PYTHON_COMMAND = f"""#!{sys.executable}
+import sys
+from ffcc.instrument.client import main
+sys.exit(main())
+"""
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def build_command() -> str:
+    """Write ``COMMAND``: compiled for this interpreter, or the Python client's script."""
+    os.makedirs(os.path.dirname(os.path.join(HERE, COMMAND)), exist_ok=True)
+    target = os.path.join(HERE, COMMAND)
+    for compiler in ("cc", "gcc", "clang"):
+        if shutil.which(compiler) is None:
+            continue
+        done = subprocess.run(
+            [compiler, "-std=c11", "-O2", f"-DFFCC_PYTHON={_c_string(sys.executable)}", "-o",
+             target, os.path.join(HERE, CLIENT_SOURCE)], capture_output=True)
+        if done.returncode == 0:
+            return COMMAND
+    with open(target, "w") as script:
+        script.write(PYTHON_COMMAND)
+    os.chmod(target, 0o755)
+    return COMMAND
+
+
+class BuildScripts(Distribution().get_command_class("build_scripts")):  # type: ignore[misc]
+    """Copies the command as it is: the stock command reads every script as Python text."""
+
+    def copy_scripts(self):
+        self.mkpath(self.build_dir)
+        outfiles = []
+        for script in self.scripts:
+            outfile = os.path.join(self.build_dir, os.path.basename(script))
+            shutil.copyfile(script, outfile)
+            os.chmod(outfile, 0o755)
+            outfiles.append(outfile)
+        return outfiles, outfiles
+
+
+setup(cffi_modules=["native/_build.py:ffibuilder"], scripts=[build_command()],
+      cmdclass={"build_scripts": BuildScripts})

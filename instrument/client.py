@@ -30,6 +30,7 @@ MAGIC = b"FFCS"
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
 SOCKET_PATH_MAX = 104  # sun_path holds 108 bytes on Linux, 104 on the BSDs
 FORWARDED_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
+CACHE_ENV = "FFCC_CLIENT_CACHE"  # set by ffcc_client.c when it hands a command to this module
 
 
 def socket_dir() -> str:
@@ -95,7 +96,8 @@ def forward(argv: list[str], path: str) -> int | None:
         mask = os.umask(0)
         os.umask(mask)
         niceness = os.getpriority(os.PRIO_PROCESS, 0)
-        request = marshal.dumps((argv, cwd, dict(os.environb), mask, niceness))
+        request = marshal.dumps(([os.fsencode(arg) for arg in argv], os.fsencode(cwd),
+                                 dict(os.environb), mask, niceness))
         header = MAGIC + struct.pack("<I", len(request))
         conn.sendmsg([header], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
                                  struct.pack("3i", 0, 1, 2))])
@@ -147,10 +149,27 @@ def start_server(path: str) -> None:
                      stderr=subprocess.DEVNULL, start_new_session=True)
 
 
+def record_for_compiled_client(cache: str | None, path: str) -> None:
+    """Tell the compiled ``ffcc`` (ffcc_client.c) that ran this client where this installation's
+    server listens: in ``cache``, the file it named in CACHE_ENV (in the private socket
+    directory)."""
+    if not cache or os.path.dirname(cache) != os.path.dirname(path):
+        return
+    partial = f"{cache}.{os.getpid()}"
+    try:
+        with open(partial, "w", encoding="utf-8", errors="surrogateescape") as out:
+            out.write(path)
+        os.replace(partial, cache)
+    except OSError:
+        pass
+
+
 def main() -> None:
+    cache = os.environ.pop(CACHE_ENV, None)  # no part of the command's environment
     if os.environ.get("FFCC_SERVER", "1") not in ("0", "off", "no", "false"):
         path = socket_path()
         if len(path.encode()) < SOCKET_PATH_MAX and private_dir(os.path.dirname(path)):
+            record_for_compiled_client(cache, path)
             status = forward(sys.argv, path)
             if status is not None:
                 if status < 0:

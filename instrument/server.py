@@ -28,7 +28,7 @@ import sys
 import time
 import traceback
 
-from .client import MAGIC, STATUS, receive_exact
+from .client import MAGIC, STATUS, receive_exact, socket_path
 
 HEADER = struct.Struct("<4sI")
 DEFAULT_IDLE_SECONDS = 300.0
@@ -113,7 +113,8 @@ def receive_request(conn: socket.socket) -> tuple[tuple, list[int]]:
 
 def work(request: tuple, fds: list[int]) -> None:
     """Become the client's ``ffcc`` process and run the command; never returns."""
-    argv, cwd, environment, mask, niceness = request
+    argv_bytes, cwd, environment, mask, niceness = request
+    argv = [os.fsdecode(arg) for arg in argv_bytes]
     status = 1
     try:
         os.setpgid(0, 0)
@@ -255,6 +256,9 @@ def serve(path: str) -> None:
             continue
         conn, _addr = listener.accept()
         last_request = time.monotonic()
+        if socket_path() != path:  # ffcc was edited or upgraded since this server started
+            conn.close()  # unacknowledged: the client runs the command itself
+            break
         pid = os.fork()
         if pid == 0:
             listener.close()

@@ -8,11 +8,14 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from helpers import SAMPLES, needs_clang, poll_until
+
+from ffcc.instrument import client as client_module
 
 BROKEN = "int main(void) { return 0 }\n"
 LABELLED = {"FFCC_FLAGS": "--mcc --wm"}
@@ -222,3 +225,77 @@ def test_socket_path_too_long_runs_in_process(tmp_path, monkeypatch):
     done = run(["--help"], tmp_path)
     assert done.returncode == 0 and b"ffcc options" in done.stdout
     assert not servers_under(deep) and not any(deep.rglob("*.sock*"))
+
+
+# --- the compiled command (instrument/ffcc_client.c) ----------------------------------------
+
+INSTALLED = Path(sys.executable).parent / "ffcc"
+
+
+def cached_servers(directory: Path) -> list[str]:
+    """The socket paths the compiled command has been told of, in ``directory``."""
+    return [p.read_text() for p in directory.glob("client-*") if p.is_file()]
+
+
+def test_installed_command_is_the_compiled_client():
+    """setup.py builds it; a Python script in its place would cost each compile of a build
+    tens of milliseconds of interpreter start-up."""
+    assert INSTALLED.read_bytes()[:4] == b"\x7fELF", f"{INSTALLED} is not the compiled client"
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_compiled_client_is_clean_under_werror(compiler, tmp_path):
+    path = shutil.which(compiler)
+    if path is None:
+        pytest.skip(f"{compiler} not installed")
+    source = Path(client_module.__file__).with_name("ffcc_client.c")
+    done = subprocess.run([path, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
+                           '-DFFCC_PYTHON="/usr/bin/python3"', str(source), "-o",
+                           str(tmp_path / "ffcc")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_python_client_records_the_server_for_the_compiled_one(tmp_path, private_server):
+    backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline')
+    run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
+    assert cached_servers(private_server.parent) == [str(private_server)]
+    wait_for_server(private_server)
+    done = subprocess.run([INSTALLED, "-c", "x.c"], cwd=tmp_path, capture_output=True,
+                          env={**os.environ, "FFCC_CC": str(backend)}, timeout=120)
+    assert b"ffcc.instrument.server" in done.stdout  # run in the server...
+    assert b"FFCC_CLIENT_CACHE" not in Path("/proc/self/environ").read_bytes()
+    environ = subprocess.run([INSTALLED, "-c", "x.c"], cwd=tmp_path, capture_output=True,
+                             env={**os.environ, "FFCC_CC": str(recorder(tmp_path, "env"))})
+    assert b"FFCC_CLIENT_CACHE" not in environ.stdout  # ...with the client's environment alone
+
+
+def test_arguments_that_are_not_utf8_reach_the_command(tmp_path, private_server):
+    backend = recorder(tmp_path, 'printf "%s\\n" "$@"')
+    name = b"caf\xe9.c"
+    for _ in range(2):  # the first runs here and starts the server, the second runs in it
+        done = subprocess.run([INSTALLED, "-c", name], cwd=tmp_path, capture_output=True,
+                              env={**os.environ, "FFCC_CC": str(backend)}, timeout=120)
+        assert name in done.stdout.splitlines()
+        wait_for_server(private_server)
+
+
+def test_out_of_date_server_refuses_and_the_command_still_runs(tmp_path, private_server):
+    """A server whose code changed since it started (here: one whose socket is not the
+    installation's) takes no command; the compiled client then leaves it to Python's client,
+    which records the current server."""
+    backend = recorder(tmp_path, "echo ran")
+    run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})  # records the cache file
+    (cache,) = private_server.parent.glob("client-*")
+    old = private_server.parent / "server-0000000000000000.sock"
+    server = subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", str(old)],
+                              cwd=private_server.parent)
+    try:
+        wait_for_server(old)
+        cache.write_text(str(old))
+        done = subprocess.run([INSTALLED, "-c", "x.c"], cwd=tmp_path, capture_output=True,
+                              env={**os.environ, "FFCC_CC": str(backend)}, timeout=120)
+        assert (done.returncode, done.stdout) == (0, b"ran\n")
+        assert server.wait(timeout=30) == 0 and not old.exists()
+        assert cache.read_text() == str(private_server)
+    finally:
+        server.kill()
