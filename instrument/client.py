@@ -1,18 +1,21 @@
-"""The ``ffcc`` entry point: hand the command to the compile server, or run it here.
+"""Python's ``ffcc`` client: hand the command to the compile server, or run it here.
 
 A build runs the compiler once per file and a configure script hundreds of times; starting
 Python, importing ffcc and loading libclang cost more than a small compile itself. The compile
 server (server.py) keeps all that loaded and serves each command in a forked copy of itself
 that takes over this process's stdin, stdout, stderr, working directory, environment, umask
 and scheduling priority (a build run under ``nice`` stays niced, whoever started the server), so
-the command behaves as if run here. This module is what each command pays for:
-standard-library imports only, and of those the C modules under ``socket`` and ``signal``
-(their Python wrappers import ``enum`` and ``selectors``: a third of this module's start-up).
+the command behaves as if run here. The installed ``ffcc`` is ffcc_client.c, which sends the
+same request without starting Python and runs this module whenever it cannot: the first
+command, one with the server off, one after ffcc changed. This module imports the standard
+library only, and of that the C modules under ``socket`` and ``signal`` (their Python wrappers
+import ``enum`` and ``selectors``: a third of this module's start-up).
 
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
-their modification times), so an upgraded or edited ffcc never meets an old server. Without one,
-the command runs here and starts one for the commands that follow. ``FFCC_SERVER=0`` turns the
-server off.
+their modification times), so an upgraded or edited ffcc never meets an old server; this module
+records that path for the compiled client, and the server refuses commands once its code has
+changed. Without a server, the command runs here and starts one for the commands that follow.
+``FFCC_SERVER=0`` turns the server off.
 """
 
 from __future__ import annotations
