@@ -54,6 +54,7 @@ def label_builder(opts: FfccOptions, backend: Backend):
     return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,
                         opts.keep_annotated, opts.labels_required,
                         branch_free=backend.links_ffcc_runtime, gates=opts.label_gates,
+                        comparisons_logged=backend.cmplog,
                         retired=retired)
 
 

@@ -1,7 +1,8 @@
 """Compile C sources with labels: annotate, add the runtime ABI preamble, compile.
 
 The rewriters return code whose labels read ``__FFCC_LABEL(i, (PRED));`` with a
-unit-local index.  This module writes what that means at run time, in the layout
+unit-local index (groups of comparisons of the same two values inside one
+``__FFCC_COMPARE``).  This module writes what that means at run time, in the layout
 ffcc.runtime.abi defines (section names, unit header, map layout):
 
 * each unit reserves ``abi.UNIT_HEADER_SIZE + N + G`` bytes in section
@@ -175,6 +176,66 @@ COUNT_FORM = (
     "*__ffcc_slot = (unsigned char)(__ffcc_sum + (__ffcc_sum < __ffcc_add)); } while (0)\n"
     "#endif\n")
 
+# Labels that compare the same two integer values (``__FFCC_COMPARE((a), (b), ASKED,
+# STATEMENTS);``, rewriters/rewrite.py: ROR, ABS and UOD ask up to ten such questions of a
+# site's operands) are one asm statement on x86-64.  It takes the two values converted to the
+# type C compares them in and, per label, compares them and counts as above where the label's
+# relation holds, the jump signed or unsigned as that type is (the assembler's ``.if``).  A
+# label statement costs the compiler about as much as a line of C: one statement for a group
+# of three compiled in a third of the time.  Elsewhere, and in a unit with labels compiled
+# out, the group is its labels' own statements (COMPARE_AS_LABELS).  As for the count, clang
+# gets an assembler macro per label and gcc the instructions.
+_SKIPS = {"LT": ("ge", "ae"), "LE": ("g", "a"), "GT": ("le", "be"), "GE": ("l", "b"),
+          "EQ": ("ne", "ne"), "NE": ("e", "e")}  # the jumps past a count: signed, unsigned
+_COMPARE_ASM = ("cmp {b}, {a}", ".if {signed}", "j{skip_signed} 1f", ".else",
+                "j{skip_unsigned} 1f", ".endif",
+                *(line.replace("SLOT", "{slot}") for line in _COUNT_ASM[2:]))
+_COMPARE_MACRO = "\n".join((
+    ".ifndef .L__ffcc_compare", ".set .L__ffcc_compare, 1",
+    ".macro __ffcc_compare a, b, signed, skip_signed, skip_unsigned, slot",
+    *(line.format(a="\\a", b="\\b", signed="\\signed", skip_signed="\\skip_signed",
+                  skip_unsigned="\\skip_unsigned", slot="\\slot") for line in _COMPARE_ASM),
+    ".endm", ".endif"))
+_SLOT_MARK = "\0"  # where a label's index is spliced into its text (``#i``)
+_COMPARED = "__typeof__((left) + (right))"  # the type C compares the two values in
+_COMPARE_OPERANDS = (
+    f": : [a] \"r\"(({_COMPARED})(left)), [b] \"re\"(({_COMPARED})(right)), "
+    f"[sgn] \"i\"(({_COMPARED})-1 < 0), "
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) : \"cc\", \"r11\"")
+
+
+def _asked(text: str) -> str:
+    """C string literals of one label's asm text, its index spliced in at _SLOT_MARK."""
+    return " #i ".join(json.dumps(piece) for piece in text.split(_SLOT_MARK))
+
+
+def _compare_form(per_label) -> str:
+    """``__FFCC_CMP_<R>(i)`` for each relation R, from ``per_label(skip_signed,
+    skip_unsigned)``: label i's text; and ``__FFCC_COMPARE``."""
+    lines = [f"#define __FFCC_CMP_{name}(i) {_asked(per_label(*skips))}"
+             for name, skips in _SKIPS.items()]
+    lines.append(f"#define __FFCC_COMPARE(left, right, asked, labels) __asm__ volatile(asked "
+                 f"{_COMPARE_OPERANDS})")
+    return "\n".join(lines) + "\n"
+
+
+def _compare_inline(skip_signed: str, skip_unsigned: str) -> str:
+    return "\n\t".join(line.replace("%", "%%").format(
+        a="%[a]", b="%[b]", signed="%c[sgn]", skip_signed=skip_signed,
+        skip_unsigned=skip_unsigned, slot=f"%c[slots]+{_SLOT_MARK}")
+        for line in _COMPARE_ASM) + "\n\t"
+
+
+COMPARE_AS_LABELS = "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
+COMPARE_FORM = (
+    "#if defined(__x86_64__) && defined(__clang__)\n"
+    f"__asm__({json.dumps(_COMPARE_MACRO)});\n"
+    + _compare_form(lambda signed, unsigned: "__ffcc_compare %[a], %[b], %c[sgn], "
+                    f"{signed}, {unsigned}, %c[slots]+{_SLOT_MARK}\n\t") +
+    "#elif defined(__x86_64__)\n"
+    + _compare_form(_compare_inline) +
+    "#else\n" + COMPARE_AS_LABELS + "#endif\n")
+
 # Branch: the label is the then-branch of an ``if``, an edge to foreign fuzzers; the hit is a
 # call, behind a memory barrier, to one cold function per unit that is no edge itself.
 _BRANCH = (
@@ -215,12 +276,13 @@ def gate_count(records: list[dict]) -> int:
     return 1 + max((r.get("gate", -1) for r in records), default=-1)
 
 
-def _label_macros(records: list[dict]) -> str:
+def _label_macros(records: list[dict], compare_form: str) -> str:
     """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
-    macros, so this holds at -O0 too; prune.py)."""
+    macros, so this holds at -O0 too; prune.py), and in a unit with one, a group of
+    comparisons (``__FFCC_COMPARE``) is its labels' own statements, else ``compare_form``."""
     if not any(r.get("pruned") for r in records):
-        return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n"
-    lines = ["#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
+        return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n" + compare_form
+    lines = [COMPARE_AS_LABELS.rstrip("\n"), "#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
     lines += [f"#define __FFCC_LABEL_{r['index']}(p) "
               + ("((void)0)" if r.get("pruned") else f"__FFCC_COUNT({r['index']}, p)")
               for r in records]
@@ -244,11 +306,14 @@ def _base_file(source: str) -> str:
     return f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
 
 
-def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True) -> str:
+def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True,
+             comparisons_logged: bool = False) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
-    else branches, for a foreign fuzzer.  Sites are behind gates when the records name
+    else branches, for a foreign fuzzer.  ``comparisons_logged`` (``--cmplog``): a group of
+    comparisons stays C comparisons, which the comparison log records (they are the values
+    that decide the labels).  Sites are behind gates when the records name
     them (``--label-gates``).  A source that includes itself (MPFR's tcmp_ui.c, inside
     ``main``) finds the annotated copy, next to which it is compiled: the copy's own
     definitions are guarded, so they come once, at file scope."""
@@ -271,7 +336,9 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         f'__attribute__((used, aligned(1), section("{LABEL_SECTION}"))) = {{{initialiser}}};\n'
         f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
-        + (GATE_FORM if branch_free and gate_bytes else NO_GATES) + _label_macros(records) +
+        + (GATE_FORM if branch_free and gate_bytes else NO_GATES)
+        + _label_macros(records, COMPARE_FORM if branch_free and not comparisons_logged
+                        else COMPARE_AS_LABELS) +
         f"__asm__({json.dumps(asm)});\n"
         "#endif\n"
         f"#line 1 {json.dumps(source)}\n")
@@ -283,11 +350,12 @@ class LabelBuilder:
     def __init__(self, label_options, selection: Selection, macros: list[str],
                  verbose: bool = False, pruner=None, keep_dir: str | None = None,
                  labels_required: bool = False, branch_free: bool = True,
-                 gates: bool = False,
+                 gates: bool = False, comparisons_logged: bool = False,
                  retired: frozenset[tuple[str, int]] | None = None) -> None:
         self.label_options = label_options
         self.branch_free = branch_free  # labels for ffcc's runtime, else for a foreign fuzzer
         self.gates = gates and branch_free  # --label-gates: retired sites skip their label code
+        self.comparisons_logged = comparisons_logged  # --cmplog: label comparisons stay C
         self.labels_required = labels_required  # a unit that cannot have labels fails
         self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
         self.retired = retired or frozenset()  # (file, position): compiled to nothing (--retired)
@@ -336,7 +404,8 @@ class LabelBuilder:
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source.path))
         with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(preamble(uid, source.path, records, self.branch_free) + result.text)
+            out.write(preamble(uid, source.path, records, self.branch_free,
+                               self.comparisons_logged) + result.text)
         _copy_times(source.path, annotated)
         if self.keep_dir:
             kept = os.path.join(self.keep_dir, os.path.abspath(source.path).lstrip(os.sep))

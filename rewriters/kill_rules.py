@@ -22,7 +22,7 @@ so counts as killed; unsigned arithmetic modulo 2^bits), in which case the mutan
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 LT, EQ, GT, UN = "lt", "eq", "gt", "un"
@@ -39,8 +39,10 @@ _MIRROR = {LT: GT, GT: LT, EQ: EQ, UN: UN}
 
 # Tests true exactly on a set of orderings, as (code, display) formats over the operands {0}
 # and {1}: relational operators where no operand can be NaN, quiet tests where one can.
+_INTEGER_OPERATORS: dict[Orderings, str] = {
+    orderings & ORDERED: op for op, orderings in HOLDS_ON.items()}
 _INTEGER_TESTS: dict[Orderings, tuple[str, str]] = {
-    orderings & ORDERED: (f"{{0}} {op} {{1}}",) * 2 for op, orderings in HOLDS_ON.items()}
+    holds: (f"{{0}} {op} {{1}}",) * 2 for holds, op in _INTEGER_OPERATORS.items()}
 _FLOAT_TESTS: dict[Orderings, tuple[str, str]] = {
     frozenset({EQ}): ("{0} == {1}",) * 2,
     frozenset({LT, GT, UN}): ("{0} != {1}",) * 2,
@@ -84,9 +86,23 @@ def ordering_test(kill: Orderings, domain: Orderings, left: str, right: str) -> 
     true exactly on ``kill`` within ``domain``: the test for exactly that set if there is one,
     else the one agreeing with it on the domain."""
     tests = _FLOAT_TESTS if UN in domain else _INTEGER_TESTS
-    test = tests.get(kill) or next(test for holds, test in tests.items() if holds & domain == kill)
+    test = tests[_tested(tests, kill, domain)]
     operands = (_operand(left), _operand(right), left, right)
     return test[0].format(*operands), test[1].format(*operands)
+
+
+def relational_test(kill: Orderings, domain: Orderings, left: str,
+                    right: str) -> tuple[str, str, str] | None:
+    """``ordering_test``'s code as (left, operator, right) when it is a relational operator
+    (``domain`` has no NaN), else None."""
+    if UN in domain:
+        return None
+    return left, _INTEGER_OPERATORS[_tested(_INTEGER_OPERATORS, kill, domain)], right
+
+
+def _tested(tests: Mapping[Orderings, object], kill: Orderings, domain: Orderings) -> Orderings:
+    """The orderings of the test in ``tests`` true exactly on ``kill`` within ``domain``."""
+    return kill if kill in tests else next(holds for holds in tests if holds & domain == kill)
 
 
 def _operand(text: str) -> str:

@@ -106,7 +106,10 @@ class LabelRequest:
     ``predicate`` is the record's text; at a binary expression a template over ``$x0``/``$x1``
     too, which ``annotate`` writes with the operands' text (display.py). ``key``: requests at
     one site with the same key are one objective (ROR's ``x == 0.0`` and ABS's ``x == 0``);
-    empty: the predicate is the key.
+    empty: the predicate is the key. ``relation``: ``code`` as (left, operator, right) when it is
+    just a relational operator on operands of integer types of at most 64 bits (placeholders or
+    numbers), so that labels comparing the same two values can share one comparison
+    (rewrite.py).
     """
 
     site: Decision | Binop
@@ -115,6 +118,7 @@ class LabelRequest:
     code: str
     needs: frozenset[str] = frozenset()
     key: str = ""
+    relation: tuple[str, str, str] | None = None
 
 
 class Emitter(Protocol):

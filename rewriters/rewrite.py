@@ -85,7 +85,8 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
                      in_memory: frozenset[str] = frozenset(),
                      slots: dict[str, str] | None = None,
                      scratch: dict[str, str] | None = None) -> str:
-    """``__FFCC_LABEL(i, (PRED));`` for each label, placeholders bound to opaque ``values``,
+    """``__FFCC_LABEL(i, (PRED));`` for each label (groups of comparisons of the same values
+    inside one ``__FFCC_COMPARE``: ``_statements``), placeholders bound to opaque ``values``,
     in a block behind site ``gate``'s gate.
 
     This is the one shape every label has: the driver decides what it compiles to (a branch
@@ -117,12 +118,44 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
             for name in scratch)
         prologue = f"{prologue} {declared}" if declared else prologue
     values = {**values, **scratch}
-    statements = " ".join(
-        f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
-        for index, request in labels
-    )
+    statements = " ".join(_statements(labels, values))
     code = f"{prologue} {statements}" if prologue else statements
     return f"{{ __FFCC_GATE_OPEN({gate}) {code} __FFCC_GATE_CLOSE({gate}) }}"
+
+
+RELATION_NAMES = {"<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "==": "EQ", "!=": "NE"}
+
+
+def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
+    """The label statements, in order; labels that compare the same two values
+    (``LabelRequest.relation``: ROR, ABS and UOD at a site ask up to ten such questions of its
+    two operands) as one ``__FFCC_COMPARE((a), (b), ASKED, STATEMENTS);`` where the first
+    label of the group was. ASKED is ``__FFCC_CMP_LT(i)`` ... per label, STATEMENTS the labels'
+    own statements: the driver compiles the group as one comparison of the two values (a
+    label statement costs the compiler about as much as a line of C, one comparison for several
+    labels much less), or as the statements (instrument/labels.py)."""
+    out: list[str | tuple[str, str]] = []  # a statement, or the operands of a group
+    groups: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
+    for index, request in labels:
+        statement = f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
+        if request.relation is None:
+            out.append(statement)
+            continue
+        left, op, right = request.relation
+        operands = (Template(left).substitute(values), Template(right).substitute(values))
+        if operands not in groups:
+            groups[operands] = []
+            out.append(operands)
+        groups[operands].append((index, op, statement))
+    return [item if isinstance(item, str) else _compare(item, groups[item]) for item in out]
+
+
+def _compare(operands: tuple[str, str], group: list[tuple[int, str, str]]) -> str:
+    if len(group) == 1:
+        return group[0][2]
+    asked = " ".join(f"__FFCC_CMP_{RELATION_NAMES[op]}({index})" for index, op, _ in group)
+    statements = " ".join(statement for _, _, statement in group)
+    return f"__FFCC_COMPARE(({operands[0]}), ({operands[1]}), {asked}, {statements});"
 
 
 def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Indexed,

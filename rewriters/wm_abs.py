@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from clang.cindex import TypeKind
 
-from .kill_rules import EQ, GT, both, ordering_test
+from .kill_rules import EQ, GT, both, ordering_test, relational_test
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import ABS, ARITHMETIC, RELATIONAL
 from .sites import ASSIGNMENT, BINARY, Binop, Function
@@ -55,13 +55,16 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                     continue
                 placeholder = f"${operand.slot}"
                 code, display = ordering_test(kill, domain, placeholder, "0")
+                relation = relational_test(kill, domain, placeholder, "0") \
+                    if operand.machine_integer else None
                 key = zero_key(operand.slot, kill)
                 if wraps:
                     half = f"({placeholder}) != (({UNSIGNED_SPELLING[operand.own]})1 << " \
                            f"{operand.own_bits - 1})"
                     code, display, key = both(code, half), f"{display} && {half}", ""
+                    relation = None
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
-                                        key=key))
+                                        key=key, relation=relation))
 
 
 def _operands(site: Binop, left: Operand, right: Operand) -> tuple[Operand, ...]:

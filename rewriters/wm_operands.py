@@ -72,6 +72,11 @@ class Operand:
         return self.own in INTEGER_KINDS
 
     @property
+    def machine_integer(self) -> bool:
+        """An integer of at most 64 bits: compared in one instruction."""
+        return self.integer and self.own_bits <= 64
+
+    @property
     def can_be_nan(self) -> bool:
         value = self.value
         return self.floating and (value is None or isinstance(value, float) and math.isnan(value))

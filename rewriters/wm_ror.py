@@ -25,6 +25,7 @@ from .kill_rules import (
     needs_order,
     ordering_test,
     relational_kill,
+    relational_test,
 )
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import ROR, Relational, by_original
@@ -57,16 +58,17 @@ def _label_site(site: Binop, mutants: tuple[Relational, ...], emit: Emitter) -> 
     elif left.is_zero and not right.constant:
         against_zero = right
     pointers = TypeKind.POINTER in (left.converted, right.converted)
+    integers = left.machine_integer and right.machine_integer
     for operator in mutants:
         kill = relational_kill(site.op, operator.mutant, domain)
         if kill is None or pointers and needs_order(kill) and site.op not in ORDERED_OPERATORS:
             continue
-        if swap:
-            code, display = ordering_test(mirrored(kill), mirrored(domain), "$x1", "$x0")
-        else:
-            code, display = ordering_test(kill, domain, "$x0", "$x1")
+        test = (mirrored(kill), mirrored(domain), "$x1", "$x0") if swap else \
+            (kill, domain, "$x0", "$x1")
+        code, display = ordering_test(*test)
+        relation = relational_test(*test) if integers else None
         key = ""
         if against_zero is not None and against_zero.sign_kept:
             key = zero_key(against_zero.slot, mirrored(kill) if against_zero is right else kill)
         emit.label(LabelRequest(site=site, operator=operator,
-                                predicate=display, code=code, key=key))
+                                predicate=display, code=code, key=key, relation=relation))

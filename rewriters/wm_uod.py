@@ -13,7 +13,7 @@ its complement; ``!e`` is 1 exactly where e is 0), so they are never labels.
 
 from __future__ import annotations
 
-from .kill_rules import both, ordering_test
+from .kill_rules import both, ordering_test, relational_test
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import UOD
 from .sites import UNARY, Function
@@ -37,9 +37,11 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         if not kill or kill == domain and not wraps:
             continue
         code, display = ordering_test(kill, domain, "$x0", "0")
+        relation = relational_test(kill, domain, "$x0", "0") if operand.machine_integer else None
         key = zero_key("x0", kill)
         if wraps:
             half = f"($x0) != (({UNSIGNED_SPELLING[operand.own]})1 << {operand.own_bits - 1})"
             code, display, key = both(code, half), f"{display} && {half}", ""
+            relation = None
         emit.label(LabelRequest(site=site, operator=operator, predicate=display, code=code,
-                                key=key))
+                                key=key, relation=relation))

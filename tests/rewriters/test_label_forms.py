@@ -100,3 +100,71 @@ def test_a_retired_label_is_no_longer_written(expected, tmp_path):
     got = label_counts(program, inputs, {slots[label]: 1 for label in retired})
     assert got == [{k: v for k, v in c.items() if k not in retired} for c in counts]
     assert label_counts(program, inputs, {}) == counts, "an all-zero region retires nothing"
+
+
+# Comparisons of every integer kind with every other and with constants, so that the driver's
+# one-asm form of a site's comparisons (instrument/labels.py COMPARE_FORM) meets signed and
+# unsigned jumps, 32- and 64-bit operands, immediates and registers: it must light what
+# the predicates, as C compares, say.
+MIXED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+enum colour { RED, GREEN = 7 };
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r");
+  long long v[5] = {0};
+  for (int i = 0; i < 5 && f && fscanf(f, "%lld", &v[i]) == 1; i++) {}
+  int i = (int)v[0];
+  unsigned u = (unsigned)v[1];
+  long l = (long)v[2];
+  unsigned char c = (unsigned char)v[3];
+  unsigned long long w = (unsigned long long)v[4];
+  short s = (short)v[0];
+  enum colour e = (enum colour)(v[1] & 7);
+  _Bool b = v[2] != 0;
+  int n = 0;
+  n += i < u;
+  n += u > l;
+  n += l <= c;
+  n += w >= i;
+  n += s == c;
+  n += e != i;
+  n += b < s;
+  n += i > -5;
+  n += u < 4000000000u;
+  n += w > 0x123456789ull;
+  n += l < -3000000000l;
+  n += c >= 200;
+  n += i * 3 < l;
+  printf("%d\n", n);
+  return 0;
+}
+"""
+MIXED_INPUTS = ("-5 3 -7 9 1", "0 0 300 200 0", "7 4294967295 9 9 18446744073709551615",
+                "-1 -1 -3000000001 255 4886718345", "40000 100000 0 0 4886718346")
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> tuple[Path, list[Path], list[set[int]]]:
+    tmp_path = tmp_path_factory.mktemp("mixed")
+    source = tmp_path / "mixed.c"
+    source.write_text(MIXED)
+    inputs = []
+    for number, text in enumerate(MIXED_INPUTS):
+        inputs.append(tmp_path / f"input{number}")
+        inputs[-1].write_text(text)
+    annotation = annotate(str(source), [], LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
+    assert "__FFCC_COMPARE(" in annotation.text
+    binary = build(tmp_path, annotation.text, COMPILERS[0], "-O0", "reference")
+    lit = [run(binary, [str(path)]).hits for path in inputs]
+    assert len(set(map(frozenset, lit))) == len(inputs), "each input lights other labels"
+    return source, inputs, lit
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_comparisons_of_mixed_integer_types_light_what_c_says(cc, level, mixed, tmp_path):
+    source, inputs, lit = mixed
+    ffcc(f"--cc={cc}", "--mcc", "--wm=all", level, "-o", f"{tmp_path}/", str(source))
+    counts = label_counts(tmp_path / "mixed", inputs)
+    assert [set(c) for c in counts] == lit
