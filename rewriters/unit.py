@@ -175,28 +175,34 @@ class Unit:
         start, end, in_main_file = self._located(cursor)
         if not in_main_file or end <= start:
             return False
-        return all(start <= m_start and m_end <= end for m_start, m_end in self._macros_over(start, end))
+        lo, hi = self._macros_over(start, end)
+        # The invocations are disjoint and sorted: all lie within the node when the first
+        # starts and the last ends within it.
+        return lo == hi or (start <= self._macro_starts[lo] and self._macro_ends[hi - 1] <= end)
 
     def opaque(self, cursor: Cursor) -> bool:
         """True when the node's inside comes from a macro expansion (do not edit within)."""
         if not self.spelled(cursor):
             return True
         start, end = self.span(cursor)
-        return any(m_start <= start and end <= m_end for m_start, m_end in self._macros_over(start, end))
+        lo, hi = self._macros_over(start, end)
+        # Only the first invocation sharing text with the node can hold all of it.
+        return lo < hi and self._macro_starts[lo] <= start and end <= self._macro_ends[lo]
 
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
-        return bool(self._macros_over(start, end))
+        lo, hi = self._macros_over(start, end)
+        return lo < hi
 
     def macro_ranges(self) -> list[tuple[int, int]]:
         """The outermost macro invocations of the file, in order."""
         return list(zip(self._macro_starts, self._macro_ends))
 
-    def _macros_over(self, start: int, end: int) -> list[tuple[int, int]]:
-        """The (outermost) macro invocations sharing text with [start, end)."""
-        lo = bisect.bisect_right(self._macro_ends, start)
-        hi = bisect.bisect_left(self._macro_starts, end)
-        return list(zip(self._macro_starts[lo:hi], self._macro_ends[lo:hi]))
+    def _macros_over(self, start: int, end: int) -> tuple[int, int]:
+        """The (outermost) macro invocations sharing text with [start, end): their positions
+        lo..hi-1 in the sorted invocations."""
+        return (bisect.bisect_right(self._macro_ends, start),
+                bisect.bisect_left(self._macro_starts, end))
 
     # -- tokens ----------------------------------------------------------------------------
 
