@@ -17,7 +17,7 @@ from ffcc.fuzzer.labels import LabelMap, LabelSite
 from ffcc.fuzzer.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.stats import Snapshot
 from ffcc.fuzzer.status import summary_line, target_text
-from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM
+from ffcc.instrument.labels import BRANCH_FORM, COMPARE_AS_LABELS, COMPARE_FORM, COUNT_FORM
 from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
 
 # The fake executor's program: byte b hits map index 1 + b % 60, in a 64-byte map whose
@@ -151,12 +151,14 @@ def test_a_fairfuzz_campaign_on_a_label_dense_build_aims_at_labels(tmp_path) -> 
 
 
 def rebuild(annotated: Path, directory: Path, definition: str) -> Path:
-    """The annotated unit built again with another definition of what a label does."""
+    """The annotated unit built again with another definition of what a label does (each
+    label of a group too)."""
     directory.mkdir()
     source = directory / "temperature.c"
     text = annotated.read_text()
-    assert COUNT_FORM in text
-    source.write_text(text.replace(COUNT_FORM, definition))
+    assert COUNT_FORM in text and COMPARE_FORM in text
+    source.write_text(text.replace(COUNT_FORM, definition).replace(COMPARE_FORM,
+                                                                   COMPARE_AS_LABELS))
     ffcc("-O2", "-o", f"{directory}/", str(source))
     return directory / "temperature"
 
