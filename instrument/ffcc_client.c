@@ -165,29 +165,15 @@ static int recorded_socket(const char *cache, struct sockaddr_un *address) {
     return 0;
 }
 
-static int send_all(int fd, const void *data, size_t size) {
-    const unsigned char *p = data;
+/* All ``size`` bytes sent (``sending``) or received, else -1. */
+static int transfer_all(int fd, unsigned char *data, size_t size, int sending) {
     while (size) {
-        ssize_t n = send(fd, p, size, MSG_NOSIGNAL);
+        ssize_t n = sending ? send(fd, data, size, MSG_NOSIGNAL) : recv(fd, data, size, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             return -1;
-        p += n;
-        size -= (size_t)n;
-    }
-    return 0;
-}
-
-static int receive_all(int fd, void *data, size_t size) {
-    unsigned char *p = data;
-    while (size) {
-        ssize_t n = recv(fd, p, size, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
+        data += n;
         size -= (size_t)n;
     }
     return 0;
@@ -258,11 +244,11 @@ static void forward(const char *cache, int argc, char **argv) {
     int conn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (conn < 0)
         return;
-    char ack[MAGIC_SIZE];
+    unsigned char ack[MAGIC_SIZE];
     if (connect(conn, (struct sockaddr *)&address, sizeof address) != 0
             || send_header(conn, (uint32_t)request.size) != 0
-            || send_all(conn, request.data, request.size) != 0
-            || receive_all(conn, ack, sizeof ack) != 0 || memcmp(ack, MAGIC, MAGIC_SIZE) != 0) {
+            || transfer_all(conn, request.data, request.size, 1) != 0
+            || transfer_all(conn, ack, sizeof ack, 0) != 0 || memcmp(ack, MAGIC, MAGIC_SIZE) != 0) {
         close(conn);
         free(request.data);
         return;
@@ -276,7 +262,7 @@ static void forward(const char *cache, int argc, char **argv) {
     for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
         sigaction(forwarded[i], &action, NULL);
     unsigned char reply[4];
-    if (receive_all(conn, reply, sizeof reply) != 0) {
+    if (transfer_all(conn, reply, sizeof reply, 0) != 0) {
         fputs("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
               "without it)\n", stderr);
         _exit(1);
