@@ -29,8 +29,8 @@ def _c_string(text: str) -> str:
 
 def build_command() -> str:
     """Write ``COMMAND``: compiled for this interpreter, or the Python client's script."""
-    os.makedirs(os.path.dirname(os.path.join(HERE, COMMAND)), exist_ok=True)
     target = os.path.join(HERE, COMMAND)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     for compiler in ("cc", "gcc", "clang"):
         if shutil.which(compiler) is None:
             continue

@@ -2,9 +2,9 @@
 
 The rewriters write every label as exactly ``__FFCC_LABEL(i, (PRED));`` (inside the
 ``__FFCC_COMPARE`` of a group of comparisons, which analysis compiles as those statements)
-and the driver owns what ``__FFCC_LABEL`` means (labels.py).  Pruning never edits label statements: it puts
-a different ``#define __FFCC_LABEL`` in front of the same annotated text, each one a branch
-on the predicate:
+and the driver owns what ``__FFCC_LABEL`` means (labels.py).  Pruning never edits label
+statements: it puts a different ``#define __FFCC_LABEL`` in front of the same annotated
+text, each one a branch on the predicate:
 
 * markers (fast method): ``if (p) MARK_T(i); else MARK_F(i)``, so each label's then-branch
   and else-branch carry a distinct assembler comment that only dead code loses;
