@@ -4,7 +4,9 @@ Kill where the two values differ. Integers: values are compared in the unsigned 
 result's width (wrapping instead of overflowing, which is exact wherever both are defined),
 ``a / b`` and ``a % b`` only for a divisor that is not 0, and for a signed divisor of -1
 written as ``-a`` and ``0``, so the label never divides MIN by -1 (only that quotient is
-undefined; every other dividend is killed as usual there). A mutant dividing by zero would
+undefined; every other dividend is killed as usual there). The label's code divides by 1
+where the divisor is 0 or -1 and selects with arithmetic, not with ``?:`` or ``&&``: it has
+no branch, so it adds no block (no coverage edge) to the program. A mutant dividing by zero would
 trap, so a zero divisor kills it; the original dividing by zero is undefined, so no label fires
 there. ``a + b`` and ``a - b`` differ iff ``b != 0`` for a signed result, and also
 ``b != 2^(bits-1)`` for an unsigned one (where ``a + b == a - b`` modulo 2^bits). A constant
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, TypeKind
 
-from .kill_rules import NO_POINT, literal_set_kill
+from .kill_rules import NO_POINT, both, literal_set_kill
 from .model import Emitter, LabelOptions, LabelRequest
 from .opaque import TEMP
 from .operators import AOR, Arithmetic, Assignment, by_original
@@ -118,10 +120,10 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         elif result in UNSIGNED_SPELLING:
             computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
             for operator in mutants:
-                code = integer_kill(site.op, operator, right, computed, left)
-                if code is not None:
-                    emit.label(LabelRequest(site=site, operator=operator, predicate=code,
-                                            code=code))
+                kill = integer_kill(site.op, operator, right, computed, left)
+                if kill is not None:
+                    emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
+                                            code=kill[0]))
 
 
 def _label_offset(site: Binop, pointer: Operand, offset: Operand,
@@ -180,7 +182,7 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
                 '__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"(__ffcc_a), "+m"(__ffcc_b)); ')
         restore = '__asm__ volatile("fldenv %2" : "+m"(__ffcc_r), "+m"(__ffcc_m) : "m"(__ffcc_env)); '
         return (f"({{ {hold}{values}{restore}"
-                "__ffcc_r != __ffcc_m && (__ffcc_r == __ffcc_r || __ffcc_m == __ffcc_m); })")
+                "(__ffcc_r != __ffcc_m) & ((__ffcc_r == __ffcc_r) | (__ffcc_m == __ffcc_m)); })")
     # SSE, also for the helpers of __float128 and _Float16
     return ("({ $fa = ($x0); $fb = ($x1); "
             '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
@@ -191,10 +193,13 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
 
 
 def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,
-                 left: Operand | None = None) -> str | None:
-    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in the low
-    ``computed.kept`` bits; None: not a label. ``left``: the left operand where its own range
-    may decide the kill condition (never for a narrowed value)."""
+                 left: Operand | None = None) -> tuple[str, str] | None:
+    """(code, record text): C templates true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in
+    the low ``computed.kept`` bits; None: not a label. ``left``: the left operand where its own
+    range may decide the kill condition (never for a narrowed value). The record says it as
+    it reads (``b != 0 && a / b != a + b``); the code computes the same without a branch
+    (``divided``): a branch in a label is a block of its own, a coverage edge of the label's
+    code that the fuzzer would count, and a jump for the compiler to lay out."""
     unsigned, bits, signed = UNSIGNED_SPELLING[computed.kind], computed.bits, computed.signed
     mutant = operator.mutant
     values = _right_values(right, signed, bits)
@@ -205,16 +210,18 @@ def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Comput
         return None
     if operator.simplified is not None and not computed.narrowed:
         if signed or right.own_bits < bits:  # a narrower operand never converts to 2^(bits-1)
-            return operator.simplified
-        return f"{operator.simplified} && ($x1) != (({unsigned})1 << {bits - 1})"
+            return operator.simplified, operator.simplified
+        half = f"($x1) != (({unsigned})1 << {bits - 1})"
+        return both(operator.simplified, half), f"{operator.simplified} && {half}"
     divisors = _Divisors(values, signed)
-    differ = differ_in(_value(op, unsigned, divisors), _value(mutant, unsigned, divisors),
-                       unsigned, computed)
-    if op in DIVIDING:
-        return f"($x1) != 0 && {differ}" if divisors.zero else differ
+    code, text = (differ_in(_value(op, unsigned, divisors, branch_free),
+                            _value(mutant, unsigned, divisors, branch_free), unsigned, computed)
+                  for branch_free in (True, False))
+    if op in DIVIDING and divisors.zero:
+        return both("($x1) != 0", code), f"($x1) != 0 && {text}"
     if mutant in DIVIDING and divisors.zero:
-        return f"(($x1) == 0 || {differ})"
-    return differ
+        return f"((($x1) == 0) | ({code}))", f"(($x1) == 0 || {text})"
+    return code, text
 
 
 def differ_in(first: str, second: str, unsigned: str, computed: Computed) -> str:
@@ -250,15 +257,36 @@ class _Divisors:
         self.only_minus_one = signed and values == (-1,)
 
 
-def _value(op: str, unsigned: str, divisors: _Divisors) -> str:
-    """The value of ``$x0 op $x1`` as ``unsigned``, never dividing by -1 (MIN / -1)."""
+def _value(op: str, unsigned: str, divisors: _Divisors, branch_free: bool) -> str:
+    """The value of ``$x0 op $x1`` as ``unsigned``, never dividing by -1 (MIN / -1); where the
+    divisor can be 0, a value only read where it is not. ``branch_free``: written without a
+    conditional, dividing by ``divided``'s divisor; else as the record says it."""
     if op not in DIVIDING:
         return f"(({unsigned})($x0) {op} ({unsigned})($x1))"
     by_minus_one = f"-({unsigned})($x0)" if op == "/" else f"({unsigned})0"
     if divisors.only_minus_one:
         return f"({by_minus_one})" if op == "/" else by_minus_one
-    quotient = f"({unsigned})(($x0) {op} ($x1))"
-    return f"(($x1) == -1 ? {by_minus_one} : {quotient})" if divisors.minus_one else quotient
+    if not branch_free:
+        quotient = f"({unsigned})(($x0) {op} ($x1))"
+        return f"(($x1) == -1 ? {by_minus_one} : {quotient})" if divisors.minus_one else quotient
+    quotient = f"({unsigned})(($x0) {op} {divided(divisors)})"
+    if op == "/" and divisors.minus_one:  # x / 1 negated where the divisor is -1
+        negate = f"(-({unsigned})(($x1) == -1))"
+        return f"(({quotient} ^ {negate}) - {negate})"
+    return quotient  # x % 1 == 0 == x % -1
+
+
+def divided(divisors: _Divisors) -> str:
+    """The divisor ``$x1``, with 1 in place of 0 and of -1 where it can be either: the
+    quotient is then always defined (no trap at 0, none at MIN / -1), and where the divisor
+    was 0 the label does not read it. ``x1 + (x1 == 0)`` has ``x1``'s promoted type, so the
+    division converts its operands as the original's does."""
+    terms = ["($x1)"]
+    if divisors.zero:
+        terms.append("(($x1) == 0)")
+    if divisors.minus_one:
+        terms.append("((($x1) == -1) << 1)")
+    return f"({' + '.join(terms)})" if len(terms) > 1 else terms[0]
 
 
 def _right_values(right: Operand, signed: bool, bits: int) -> tuple[int, ...] | None:

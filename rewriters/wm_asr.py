@@ -73,12 +73,14 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
     for operator in mutants:
         underlying = operator.underlying
         if isinstance(underlying, Arithmetic):
-            code = integer_kill(op, underlying, value, computed,
+            kill = integer_kill(op, underlying, value, computed,
                                 None if computed.narrowed else target)
         else:
             code = bitwise_kill(underlying, target, value, computed)
-        if code is not None:
-            emit.label(LabelRequest(site=site, operator=operator, predicate=code, code=code))
+            kill = None if code is None else (code, code)
+        if kill is not None:
+            emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
+                                    code=kill[0]))
 
 
 def _stored(site: Binop, target: Operand) -> tuple[IntegerType, int]:

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from elftools.elf.elffile import ELFFile
 from forkserver_client import ForkServer, SharedMap, hello_map_size
 from helpers import REPO, ffcc, sample_inputs, sample_sources
 from rewriter_harness import build, run
@@ -168,3 +169,37 @@ def test_comparisons_of_mixed_integer_types_light_what_c_says(cc, level, mixed, 
     ffcc(f"--cc={cc}", "--mcc", "--wm=all", level, "-o", f"{tmp_path}/", str(source))
     counts = label_counts(tmp_path / "mixed", inputs)
     assert [set(c) for c in counts] == lit
+
+
+DIVIDING = """
+long arithmetic(long a, long b, unsigned u, unsigned v, int i, int j) {
+  long r = a / b + a % b + (a + b) * (a - b);
+  r += u / v + u % v + (u - v);
+  i /= j;
+  i %= j;
+  return r + i;
+}
+"""
+
+
+def coverage_guards(obj: Path) -> int:
+    """How many trace-pc-guard slots an object has: one per instrumented block."""
+    with obj.open("rb") as f:
+        return sum(section.data_size // 4 for section in ELFFile(f).iter_sections()
+                   if section.name == "__sancov_guards")
+
+
+@pytest.mark.skipif("clang" not in COMPILERS, reason="trace-pc-guard is clang's")
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_arithmetic_labels_add_no_block(level, tmp_path):
+    """A kill condition that divides (a divisor that may be 0 or -1) is computed without a
+    branch: no block, so no coverage edge, of the label's own."""
+    source = tmp_path / "dividing.c"
+    source.write_text(DIVIDING)
+    annotation = annotate(str(source), [], LabelOptions(mcc=False, wm_ops=frozenset({"AOR", "ASR"})))
+    assert len(annotation.labels) >= 20
+    objects = {}
+    for name, flags in (("plain", ()), ("labelled", ("--wm=AOR,ASR",))):
+        objects[name] = tmp_path / f"{name}.o"
+        ffcc("--cc=clang", *flags, level, "-c", "-o", str(objects[name]), str(source))
+    assert coverage_guards(objects["labelled"]) == coverage_guards(objects["plain"]) > 0
