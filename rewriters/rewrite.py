@@ -11,14 +11,18 @@ expression with a value takes a stack slot of its own under clang at -O0.
 
 Decision ``a && f(x)``: atoms and logical operands the labels need are captured *as the
 original evaluates them* into tri-state temporaries (2 = not evaluated), and so is the
-decision's value; short-circuiting is kept. Where the original skips the right operand of a
-logical node whose value a COR label needs, that operand is evaluated speculatively instead,
-only if it cannot fault whatever the program state (``safety``: no call, side effect or memory
-read through a pointer) and behind its guards (seed 004 Fig. 8 a/b/c generalised, Fig. 10
-guards); MCC labels read only atoms the original evaluated. The labels run after the decision
-and read temporaries only; loops re-run them on every evaluation of the condition::
+decision's value; short-circuiting is kept. Logical operands are captured as ``!!`` values, not
+in ``?:`` arms, which at -O0 are blocks of their own (coverage edges of label code); the
+decision's value is stored in the arms of its own branch: as a ``!!`` value it would be a phi,
+which clang at -O0 keeps in a stack slot of its own for the whole function. Where the original
+skips the right operand of a logical node whose value a COR label needs, that operand is
+evaluated speculatively instead, only if it cannot fault whatever the program state
+(``safety``: no call, side effect or memory read through a pointer) and behind its guards (seed
+004 Fig. 8 a/b/c generalised, Fig. 10 guards); MCC labels read only atoms the original
+evaluated. The labels run after the decision and read temporaries only; loops re-run them on
+every evaluation of the condition::
 
-    (t[0] = 2, t[1] = 2, t[2] = ((t[0] = !!(a)) ? (t[1] = !!(f(x))) : (0)),
+    (t[0] = 2, t[1] = 2, ((t[0] = !!(a)) && (t[1] = !!(f(x)))) ? (t[2] = 1) : (t[2] = 0),
      ({ { __FFCC_GATE_OPEN(0) __asm__ volatile("" : "+r"(t[0])); ...
           __FFCC_LABEL(0, ((t[0] == 1) & (t[1] == 1))); ... __FFCC_GATE_CLOSE(0) } }),
      (int)t[2])
@@ -189,9 +193,8 @@ def _rewrite_logic(unit: Unit, edits: EditSet, node: Logic, names: dict[str, str
                    slots: Slots | None) -> None:
     left_name, right_name = names.get(f"l{node.index}"), names.get(f"r{node.index}")
     if left_name is not None:
-        edits.wrap(*unit.span(node.left_cursor), "((", f") ? ({left_name} = 1) : ({left_name} = 0))")
-        edits.wrap(*unit.span(node.right_cursor), "((",
-                   f") ? ({right_name} = 1) : ({right_name} = 0))")
+        edits.wrap(*unit.span(node.left_cursor), f"({left_name} = !!(", "))")
+        edits.wrap(*unit.span(node.right_cursor), f"({right_name} = !!(", "))")
     if right_name is None or node.right_speculative is None:
         return
     start, end = unit.span(node.cursor)
