@@ -63,6 +63,11 @@ COMPILE_TIME_CALLS = frozenset({
     "__builtin_constant_p", "__builtin_object_size", "__builtin_dynamic_object_size",
 })
 SKIPPED_STATEMENTS = frozenset({CursorKind.ASM_STMT, CursorKind.MS_ASM_STMT})
+# Expressions without operands: no site in them (a third of a function's expression nodes,
+# and as many again are the implicit conversions of one, which the walk skips with them).
+LEAVES = frozenset({CursorKind.DECL_REF_EXPR, CursorKind.INTEGER_LITERAL,
+                    CursorKind.FLOATING_LITERAL, CursorKind.IMAGINARY_LITERAL,
+                    CursorKind.CHARACTER_LITERAL, CursorKind.STRING_LITERAL})
 LOCAL_STORAGE = frozenset({StorageClass.NONE, StorageClass.AUTO, StorageClass.REGISTER})
 # Operators whose operands are evaluated in a fixed order, or not both.
 SEQUENCED_OPERATORS = frozenset({"&&", "||", ","})
@@ -183,7 +188,7 @@ class _Walker:
 
     def _expression(self, cursor: Cursor, around: Neighbours) -> None:
         unit = self.unit
-        if unit.opaque(cursor) or not unit.in_main_file(cursor):
+        if _leaf(cursor) or unit.opaque(cursor) or not unit.in_main_file(cursor):
             return
         if cursor.kind == CursorKind.BLOCK_EXPR:  # no frame there: its code cannot assign one
             outer, self.full_expression = self.full_expression, None
@@ -312,6 +317,15 @@ class _Walker:
         unit = self.unit
         return (unit.spelled(cursor) and unit.repeatable(cursor) and side_effect_free(cursor)
                 and unit.flat_text(cursor) is not None)
+
+
+def _leaf(cursor: Cursor) -> bool:
+    """An operand-free expression, or an implicit conversion of one: nothing to label."""
+    kind = cursor.kind
+    if kind == CursorKind.UNEXPOSED_EXPR:
+        kids = children(cursor)
+        return len(kids) == 1 and kids[0].kind in LEAVES
+    return kind in LEAVES
 
 
 def _scalar(kind: TypeKind) -> bool:
