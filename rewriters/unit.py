@@ -323,30 +323,38 @@ class Unit:
         return [0] + [match.end() for match in re.finditer(rb"\n", original)]
 
 
+# One match per token, the white space and comments before it included (a match each
+# would double the matches); at the end of the text, white space and comments match \Z.
 _TOKEN = re.compile(rb"""
-    (?P<space> (?: \s | \\\r?\n )+ )
-  | (?P<comment> //(?: [^\n\\] | \\. )* | /\*.*?(?: \*/ | \Z ) )
-  | (?P<literal> (?: u8 | [uUL] )? (?: "(?: [^"\\\n] | \\. )*" | '(?: [^'\\\n] | \\. )*' )
-               | \.?[0-9] (?: [eEpP][+-] | [0-9A-Za-z_.] )* )
-  | (?P<word> [A-Za-z_$\x80-\xff] [A-Za-z0-9_$\x80-\xff]* )
-  | (?P<punct> %:%: | \.\.\. | <<= | >>= | -> | \+\+ | -- | << | >> | <= | >= | == | != | && | \|\|
-             | [*/%+\-&^|]= | \#\# | <: | :> | <% | %> | %: | \S )
+    (?: \s | \\\r?\n | //(?: [^\n\\] | \\. )* | /\*.*?(?: \*/ | \Z ) )*
+    (?: (?P<literal> (?: u8 | [uUL] )? (?: "(?: [^"\\\n] | \\. )*" | '(?: [^'\\\n] | \\. )*' )
+                   | \.?[0-9] (?: [eEpP][+-] | [0-9A-Za-z_.] )* )
+      | (?P<word> [A-Za-z_$\x80-\xff] [A-Za-z0-9_$\x80-\xff]* )
+      | (?P<punct> %:%: | \.\.\. | <<= | >>= | -> | \+\+ | -- | << | >> | <= | >= | == | != | && | \|\|
+                 | [*/%+\-&^|]= | \#\# | <: | :> | <% | %> | %: | \S )
+      | \Z )
 """, re.S | re.X)
-_TOKEN_KINDS = {"literal": TokenKind.LITERAL, "word": TokenKind.IDENTIFIER,
-                "punct": TokenKind.PUNCTUATION}
+# By group number: literal, word, punct.
+_TOKEN_KINDS = (None, TokenKind.LITERAL, TokenKind.IDENTIFIER, TokenKind.PUNCTUATION)
 
 
 def lex(source: bytes) -> list[Token]:
     """The C tokens of ``source`` as a raw lexer sees them (no preprocessing), comments and
     line continuations dropped.  Keywords come out as identifiers.  A regular expression over
-    the bytes is some 20 times faster than asking libclang for each token's location."""
+    the bytes is some 20 times faster than asking libclang for each token's location.  A
+    spelling is sliced from the text decoded once (Latin-1 keeps byte offsets); only one
+    with other than ASCII characters is decoded again, as UTF-8."""
     found = []
+    text = source.decode("latin-1")
     for match in _TOKEN.finditer(source):
-        kind = _TOKEN_KINDS.get(match.lastgroup or "")
-        if kind is not None:
-            start, end = match.span()
-            found.append(Token(start, end, source[start:end].decode(errors="surrogateescape"),
-                               kind))
+        group = match.lastindex
+        if group is None:
+            continue
+        start, end = match.span(group)
+        spelling = text[start:end]
+        if not spelling.isascii():
+            spelling = source[start:end].decode(errors="surrogateescape")
+        found.append(Token(start, end, spelling, _TOKEN_KINDS[group]))
     return found
 
 
