@@ -18,6 +18,7 @@ import random
 import shlex
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -96,11 +97,15 @@ class Campaign:
 
     # -- the loop ----------------------------------------------------------
 
-    def run(self, seeds: list[tuple[Path, bytes]] | None) -> None:
+    def run(self, seeds: list[tuple[Path, bytes]] | None,
+            stopped: Callable[[], bool] = lambda: False) -> None:
         """Fuzz from these seeds, or (None) resume the output directory.  A full disk
-        ends the campaign with a one-line error; what it saved before stays resumable."""
+        ends the campaign with a one-line error; what it saved before stays resumable.
+        ``stopped``: whether a stop came before this run could take the signals (between
+        the runs of a two-phase campaign or a lean switch): the run then stops at once."""
         previous = {sig: signal.signal(sig, self._request_stop)
                     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        self.stop_requested = self.stop_requested or stopped()
         try:
             try:
                 self.fuzz(seeds)

@@ -20,8 +20,8 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -186,22 +186,30 @@ def run(config: Config) -> None:
             config = labelled
     started, execs = time.monotonic(), 0
     current, opening = config, None
-    while True:
-        ended = run_once(current, opening)
-        execs += ended.execs
-        if ended.phase_over is not None and labelled is not None:
-            current = labelled
-            opening = (f"phase 2: edges stalled ({ended.phase_over}); fuzzing the labelled "
-                       f"build {config.labels_binary} from phase 1's queue")
-        elif ended.lean is not None:
-            current = replace(current, input_dir=None, lean_binary=ended.lean)
-            opening = f"going on with {ended.lean}, the labelled build without retired labels"
-        else:
-            return
-        seconds = None if config.max_seconds is None \
-            else max(config.max_seconds - (time.monotonic() - started), 0.001)
-        left = None if config.max_execs is None else max(config.max_execs - execs, 1)
-        current = replace(current, max_seconds=seconds, max_execs=left)
+    with stops_noted(labelled is not None or config.rebuild_retired is not None) as stop:
+        while True:
+            ended = run_once(current, opening, stop)
+            execs += ended.execs
+            following, opening = _next_run(config, labelled, current, ended)
+            if following is None or stop.requested:
+                return
+            seconds = None if config.max_seconds is None \
+                else max(config.max_seconds - (time.monotonic() - started), 0.001)
+            left = None if config.max_execs is None else max(config.max_execs - execs, 1)
+            current = replace(following, max_seconds=seconds, max_execs=left)
+
+
+def _next_run(config: Config, labelled: Config | None, current: Config,
+              ended: Ended) -> tuple[Config | None, str | None]:
+    """The run to go on with after ``ended`` (None: the campaign is over), and its opening
+    message: phase 2 on the labelled build, or the lean rebuild."""
+    if ended.phase_over is not None and labelled is not None:
+        return labelled, (f"phase 2: edges stalled ({ended.phase_over}); fuzzing the labelled "
+                          f"build {config.labels_binary} from phase 1's queue")
+    if ended.lean is not None:
+        return (replace(current, input_dir=None, lean_binary=ended.lean),
+                f"going on with {ended.lean}, the labelled build without retired labels")
+    return None, None
 
 
 def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuilds | None:
@@ -225,8 +233,11 @@ def _saved_phase(config: Config) -> int:
     return state.phase if state is not None else 1
 
 
-def run_once(config: Config, opening: str | None = None) -> Ended:
-    """Set up the pieces, run the campaign, tear down in reverse order."""
+def run_once(config: Config, opening: str | None = None,
+             stop: StopNote | None = None) -> Ended:
+    """Set up the pieces, run the campaign, tear down in reverse order.  ``stop``: where a
+    stop that comes outside the campaign's own run is noted (stops_noted)."""
+    stop = stop or StopNote()
     command_line = TargetCommand(tuple(config.target_argv))
     check_target(command_line.binary)
     tokens = [t for path in config.dictionaries for t in load_dictionary(path)]
@@ -261,10 +272,11 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
             campaign.retirement = retirement
             campaign.lean = lean
             with wake_at(config.max_seconds):
-                campaign.run(seeds)
+                campaign.run(seeds, stopped=lambda: stop.requested)
+            stop.requested = stop.requested or campaign.stop_requested
             return Ended(campaign.phase_over, executor.counters().execs, campaign.lean_ready)
         finally:
-            with signals_held():
+            with signals_held(stop):
                 if lean is not None:
                     lean.close()
                 status.close()
@@ -277,17 +289,45 @@ def run_once(config: Config, opening: str | None = None) -> Ended:
         outdir.close()
 
 
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class StopNote:
+    """Whether a Ctrl-C, SIGTERM or SIGHUP came while no campaign was running to take it."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def note(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+
 @contextmanager
-def signals_held() -> Iterator[None]:
+def stops_noted(between_runs: bool) -> Iterator[StopNote]:
+    """A campaign of several runs (two phases, lean rebuilds) notes a stop that comes between
+    them, from one run's end to the next run's start: it ends the campaign there, as a stop
+    during a run does, instead of cutting the switch short with exit status 130."""
+    note = StopNote()
+    with _stops_handled(note.note) if between_runs else nullcontext():
+        yield note
+
+
+def signals_held(stop: StopNote) -> AbstractContextManager[None]:
     """Teardown that a Ctrl-C or SIGTERM arriving after the campaign stopped must not cut
-    short (it would leave the forkserver and segments behind and exit with a traceback)."""
-    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in stops}
+    short (it would leave the forkserver and segments behind and exit with a traceback);
+    the stop is noted."""
+    return _stops_handled(stop.note)
+
+
+@contextmanager
+def _stops_handled(handler: Callable[[int, object], None]) -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP go to ``handler`` within the block."""
+    previous = {sig: signal.signal(sig, handler) for sig in STOPS}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 @contextmanager

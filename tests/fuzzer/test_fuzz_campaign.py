@@ -106,9 +106,10 @@ class FakeExecutor:
 
 
 def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: bytes,
-                 max_execs: int, labels: LabelMap | None = None,
+                 max_execs: int, labels: LabelMap | None = None, stopped: bool = False,
                  **options) -> tuple[Campaign, OutputDir]:
-    """One campaign of ``ex`` from a single seed, run to ``max_execs``."""
+    """One campaign of ``ex`` from a single seed, run to ``max_execs``; ``stopped``: with a
+    stop that came before the run began."""
     seeds = tmp_path / "in"
     seeds.mkdir()
     (seeds / "s1").write_bytes(seed)
@@ -119,7 +120,7 @@ def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: b
     campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600), labels,
                         rng=random.Random(1))
     try:
-        campaign.run(read_seeds(seeds))
+        campaign.run(read_seeds(seeds), stopped=lambda: stopped)
     finally:
         out.close()
     return campaign, out
@@ -129,6 +130,14 @@ def run_campaign(tmp_path: Path, scheduler: Scheduler, **options) -> tuple[FakeE
     ex = FakeExecutor()
     _, out = campaign_run(tmp_path, scheduler, ex, b"\x01\x02\x01", 5000, **options)
     return ex, out
+
+
+def test_a_run_stopped_before_it_began_keeps_its_seeds_and_fuzzes_nothing(tmp_path) -> None:
+    ex = FakeExecutor()
+    campaign, out = campaign_run(tmp_path, FairFuzzScheduler(), ex, b"\x01\x02\x01", 5000,
+                                 stopped=True)
+    assert campaign.stop_requested and not ex.requests
+    assert len(list((out.root / "queue").glob("id:*"))) == 1
 
 
 def test_fairfuzz_targets_the_rarest_branch_and_masks_havoc(tmp_path) -> None:

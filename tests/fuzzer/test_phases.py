@@ -3,6 +3,8 @@ labelled build from the same output directory, with nothing lost and resumable i
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from fuzz_targets import ffuzz_env
 from helpers import REPO, ffcc, sample_sources
 from test_label_targets import read_stats
 
+from ffcc.fuzzer import cli
+from ffcc.fuzzer.config import Config
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.phases import PhasePolicy, PhaseProgress, parse_policy
 from ffcc.fuzzer.state import FILE_NAME
@@ -76,3 +80,45 @@ def test_phase_two_continues_on_the_labelled_build_from_phase_one_queue(tmp_path
     assert "phase 2" not in again.stderr and saved_phase(out) == 2
     assert int(read_stats(out)["labels_total"]) > 0
     assert set(queue_files(out)) >= set(after)
+
+
+class Stopped(Exception):
+    """What the test's own SIGINT handler raises (not KeyboardInterrupt, which ends pytest)."""
+
+
+def raise_stopped(signum: int, frame: object) -> None:
+    raise Stopped
+
+
+def stopped_between_runs(monkeypatch, tmp_path: Path, labels_binary: bool) -> list[Config]:
+    """The configurations cli.run ran when a Ctrl-C lands after the first run of a campaign
+    that ends its phase 1, before the next run starts (run_once stands in for the runs)."""
+    runs: list[Config] = []
+
+    def run_once(config: Config, opening: str | None = None, stop=None) -> cli.Ended:
+        runs.append(config)
+        os.kill(os.getpid(), signal.SIGINT)  # after the run: no campaign takes it
+        return cli.Ended(phase_over="2 queue cycle(s) without a new entry", execs=10)
+
+    monkeypatch.setattr(cli, "run_once", run_once)
+    monkeypatch.setattr(cli, "check_target", lambda path: None)
+    previous = signal.signal(signal.SIGINT, raise_stopped)
+    try:
+        cli.run(Config(input_dir=tmp_path, output_dir=tmp_path / "out",
+                       target_argv=("edges", "@@"),
+                       labels_binary=tmp_path / "labelled" if labels_binary else None,
+                       phase_policy=parse_policy("cycles:2")))
+        assert signal.getsignal(signal.SIGINT) is raise_stopped
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return runs
+
+
+def test_a_stop_between_the_phases_ends_the_campaign_there(monkeypatch, tmp_path) -> None:
+    runs = stopped_between_runs(monkeypatch, tmp_path, labels_binary=True)
+    assert [run.target_argv[0] for run in runs] == ["edges"]  # no phase 2, no exit 130
+
+
+def test_a_one_run_campaign_leaves_a_stop_to_the_handler_it_found(monkeypatch, tmp_path) -> None:
+    with pytest.raises(Stopped):
+        stopped_between_runs(monkeypatch, tmp_path, labels_binary=False)
