@@ -76,8 +76,7 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
             kill = integer_kill(op, underlying, value, computed,
                                 None if computed.narrowed else target)
         else:
-            code = bitwise_kill(underlying, target, value, computed)
-            kill = None if code is None else (code, code)
+            kill = bitwise_kill(underlying, target, value, computed)
         if kill is not None:
             emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
                                     code=kill[0]))

@@ -7,8 +7,9 @@ operands after the usual arithmetic conversions, and the conversion to the unsig
 every bit; no signed/unsigned comparison). ``a << b`` and ``a >> b`` differ iff ``a != 0`` and
 ``b != 0`` in signed arithmetic wherever both are defined (the shift amount in range, and for a
 signed ``<<`` a non-negative value that does not overflow); in unsigned arithmetic bits shifted
-out can make both 0 (``2u << 31`` and ``2u >> 31``), so there the two values are compared, the
-label shifting only by an amount it has checked is below the width. A mutant whose kill
+out can make both 0 (``2u << 31`` and ``2u >> 31``), so there the two values are compared where
+the amount is below the width, the label shifting by the amount's low bits (never by the width
+or more). A mutant whose kill
 condition is the same for every value the other operand can have (``x ^ 0`` to ``|``, ``x <<
 0``, ``c & 0x100`` for an ``unsigned char c``) is not emitted: kill_rules.bitwise_constant
 decides it exactly from a constant operand, or one with few values, and the other's range.
@@ -45,15 +46,16 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         left, right = operands(site)
         computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
         for operator in mutants:
-            code = bitwise_kill(operator, left, right, computed)
-            if code is not None:
-                emit.label(LabelRequest(site=site, operator=operator, predicate=code, code=code))
+            kill = bitwise_kill(operator, left, right, computed)
+            if kill is not None:
+                emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
+                                        code=kill[0]))
 
 
 def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Computed
-                 ) -> str | None:
-    """C template true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in the low
-    ``computed.kept`` bits (shifts: of a value of that width); None: not a label."""
+                 ) -> tuple[str, str] | None:
+    """(code, record text): C templates true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in
+    the low ``computed.kept`` bits (shifts: of a value of that width); None: not a label."""
     unsigned = UNSIGNED_SPELLING[computed.kind]
     if operator.original in SHIFT:
         return _shift_kill(left, right, computed)
@@ -61,20 +63,24 @@ def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Com
         return None
     a, b = f"(({unsigned})($x0))", f"(({unsigned})($x1))"
     if operator.kill == "{a} != {b}":
-        return differ_in(a, b, unsigned, computed)
+        differ = differ_in(a, b, unsigned, computed)
+        return differ, differ
     value = operator.kill.format(a=a, b=b).removesuffix(" != 0")
     if computed.narrowed:
         value = f"({value} & ((({unsigned})1 << {computed.kept}) - 1))"
-    return f"{value} != 0"
+    return f"{value} != 0", f"{value} != 0"
 
 
-def _shift_kill(left: Operand, right: Operand, computed: Computed) -> str | None:
+def _shift_kill(left: Operand, right: Operand, computed: Computed
+                ) -> tuple[str, str] | None:
     """``x0 << x1`` against ``x0 >> x1``. In signed arithmetic, where the original is defined
     and the mutant too, both non-zero (a non-negative x0 shifted left is above x0, shifted right
     at most x0). Where the value wraps (unsigned arithmetic) or only its low bits are kept,
     bits shifted out can leave both 0 (``2u << 31``, ``2u >> 31``): the two values are
     compared, the amount first checked to be in range so that the label never shifts by more
-    than the width, whatever the original does."""
+    than the width, whatever the original does. The code has no branch (wm_aor.integer_kill
+    says why): it joins the tests with ``&`` and shifts by the amount's low bits, the same
+    amount wherever the range test holds."""
     for operand in (left, right):
         if operand.constant and operand.value == 0:
             return None
@@ -84,15 +90,19 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed) -> str | None
     if computed.signed and not computed.narrowed:
         tests = [f"($x{i}) != 0" for i, operand in enumerate((left, right))
                  if not operand.constant]
-        return " && ".join(tests) or None
+        if not tests:
+            return None
+        return " & ".join(f"({test})" for test in tests), " && ".join(tests)
     if not right.constant and right.own_bits > AMOUNT_BITS:
         return None  # the amount test below would truncate it
     unsigned = UNSIGNED_SPELLING[computed.kind]
     value = f"(({unsigned})($x0))"
-    differ = differ_in(f"({value} << ($x1))", f"({value} >> ($x1))", unsigned, computed)
+    code, text = (differ_in(f"({value} << {amount})", f"({value} >> {amount})", unsigned, computed)
+                  for amount in (f"(($x1) & {computed.bits - 1})", "($x1)"))
     if right.constant:
-        return differ
-    return f"(unsigned long long)($x1) < {computed.bits} && {differ}"
+        return text, text
+    in_range = f"(unsigned long long)($x1) < {computed.bits}"
+    return f"({in_range}) & ({code})", f"{in_range} && {text}"
 
 
 def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Computed) -> bool:

@@ -174,10 +174,11 @@ def test_comparisons_of_mixed_integer_types_light_what_c_says(cc, level, mixed, 
 DIVIDING = """
 long arithmetic(long a, long b, unsigned u, unsigned v, int i, int j) {
   long r = a / b + a % b + (a + b) * (a - b);
-  r += u / v + u % v + (u - v);
+  r += u / v + u % v + (u - v) + (u << v) + (i >> j);
   i /= j;
   i %= j;
-  return r + i;
+  u <<= v;
+  return r + i + u;
 }
 """
 
@@ -191,15 +192,17 @@ def coverage_guards(obj: Path) -> int:
 
 @pytest.mark.skipif("clang" not in COMPILERS, reason="trace-pc-guard is clang's")
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
-def test_arithmetic_labels_add_no_block(level, tmp_path):
-    """A kill condition that divides (a divisor that may be 0 or -1) is computed without a
-    branch: no block, so no coverage edge, of the label's own."""
+def test_arithmetic_and_shift_labels_add_no_block(level, tmp_path):
+    """A kill condition that divides (a divisor that may be 0 or -1) or shifts by a variable
+    amount is computed without a branch: no block, so no coverage edge, of the label's own."""
     source = tmp_path / "dividing.c"
     source.write_text(DIVIDING)
-    annotation = annotate(str(source), [], LabelOptions(mcc=False, wm_ops=frozenset({"AOR", "ASR"})))
+    operators = frozenset({"AOR", "ASR", "BOR"})
+    annotation = annotate(str(source), [], LabelOptions(mcc=False, wm_ops=operators))
     assert len(annotation.labels) >= 20
+    assert {"wm.bor.shl_shr", "wm.bor.shr_shl"} <= {label.operator for label in annotation.labels}
     objects = {}
-    for name, flags in (("plain", ()), ("labelled", ("--wm=AOR,ASR",))):
+    for name, flags in (("plain", ()), ("labelled", ("--wm=AOR,ASR,BOR",))):
         objects[name] = tmp_path / f"{name}.o"
         ffcc("--cc=clang", *flags, level, "-c", "-o", str(objects[name]), str(source))
     assert coverage_guards(objects["labelled"]) == coverage_guards(objects["plain"]) > 0
