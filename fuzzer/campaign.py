@@ -18,7 +18,8 @@ import random
 import shlex
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,18 @@ NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 NO_HITS = np.zeros(0, np.uint32)  # what a scheduler that reads no hit counts is given
 
 
+@contextmanager
+def stops_handled(handler: Callable[[int, object], None]) -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP go to ``handler`` within the block."""
+    previous = {sig: signal.signal(sig, handler)
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 class Campaign:
     """One ffuzz run over one output directory, from seeds or resumed."""
 
@@ -103,15 +116,12 @@ class Campaign:
         ends the campaign with a one-line error; what it saved before stays resumable.
         ``stopped``: whether a stop came before this run could take the signals (between
         the runs of a two-phase campaign or a lean switch): the run then stops at once."""
-        previous = {sig: signal.signal(sig, self._request_stop)
-                    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-        self.stop_requested = self.stop_requested or stopped()
         try:
             try:
-                self.fuzz(seeds)
+                with stops_handled(self._request_stop):
+                    self.stop_requested = self.stop_requested or stopped()
+                    self.fuzz(seeds)
             finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
                 if self._loaded:
                     self.checkpoint()
         except OSError as exc:

@@ -20,7 +20,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,7 +28,7 @@ from pathlib import Path
 import click
 
 from ffcc.fuzzer.affinity import bind_to_free_cpu
-from ffcc.fuzzer.campaign import Campaign
+from ffcc.fuzzer.campaign import Campaign, stops_handled
 from ffcc.fuzzer.cluster import cluster_command
 from ffcc.fuzzer.cmplog import open_cmplog
 from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
@@ -289,9 +289,6 @@ def run_once(config: Config, opening: str | None = None,
         outdir.close()
 
 
-STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 class StopNote:
     """Whether a Ctrl-C, SIGTERM or SIGHUP came while no campaign was running to take it."""
 
@@ -308,7 +305,7 @@ def stops_noted(between_runs: bool) -> Iterator[StopNote]:
     them, from one run's end to the next run's start: it ends the campaign there, as a stop
     during a run does, instead of cutting the switch short with exit status 130."""
     note = StopNote()
-    with _stops_handled(note.note) if between_runs else nullcontext():
+    with stops_handled(note.note) if between_runs else nullcontext():
         yield note
 
 
@@ -316,18 +313,7 @@ def signals_held(stop: StopNote) -> AbstractContextManager[None]:
     """Teardown that a Ctrl-C or SIGTERM arriving after the campaign stopped must not cut
     short (it would leave the forkserver and segments behind and exit with a traceback);
     the stop is noted."""
-    return _stops_handled(stop.note)
-
-
-@contextmanager
-def _stops_handled(handler: Callable[[int, object], None]) -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP go to ``handler`` within the block."""
-    previous = {sig: signal.signal(sig, handler) for sig in STOPS}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+    return stops_handled(stop.note)
 
 
 @contextmanager

@@ -68,7 +68,8 @@ def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Com
     value = operator.kill.format(a=a, b=b).removesuffix(" != 0")
     if computed.narrowed:
         value = f"({value} & ((({unsigned})1 << {computed.kept}) - 1))"
-    return f"{value} != 0", f"{value} != 0"
+    kill = f"{value} != 0"
+    return kill, kill
 
 
 def _shift_kill(left: Operand, right: Operand, computed: Computed
