@@ -2,8 +2,9 @@
 
 The rewriters return code whose labels read ``__FFCC_LABEL(i, (PRED));`` with a
 unit-local index (groups of comparisons of the same two values inside one
-``__FFCC_COMPARE``).  This module writes what that means at run time, in the layout
-ffcc.runtime.abi defines (section names, unit header, map layout):
+``__FFCC_COMPARE``, other groups of a site's labels inside one ``__FFCC_COUNTS``).  This
+module writes what that means at run time, in the layout ffcc.runtime.abi defines (section
+names, unit header, map layout):
 
 * each unit reserves ``abi.UNIT_HEADER_SIZE + N + G`` bytes in section
   ``abi.LABEL_SECTION``: the unit header (magic, unit id, label count), one
@@ -147,7 +148,10 @@ def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
 # unit's compile time at -O2), and the assembler expands the macro into the same code.  The
 # macro is defined once per assembly, as link-time optimisation joins units' top-level asm.
 # gcc gets the instructions themselves: it estimates an asm statement's size from its text,
-# and a one-line label made it inline more (a label-dense unit's code 15% larger).
+# and a one-line label made it inline more (a label-dense unit's code 15% larger).  No asm
+# statement of label code names the flags: on x86 every asm statement clobbers them (gcc and
+# clang add the clobber themselves), and clang resolves each clobber it is given by searching
+# every register class by name, a hundredth of a label-dense unit's compile for ``"cc"``.
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
@@ -159,7 +163,7 @@ _COUNT_MACRO = "\n".join((
 _COUNT_INLINE = "\n\t".join(line.replace("%", "%%").replace("HIT", "%[hit]")
                              .replace("SLOT", "%c[slot]") for line in _COUNT_ASM)
 _COUNT_OPERANDS = (": : [hit] \"q\"((unsigned char)!!(p)), "
-                   f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"cc\", \"r11\"")
+                   f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"r11\"")
 COUNT_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COUNT_MACRO)});\n"
@@ -182,9 +186,16 @@ COUNT_FORM = (
 # type C compares them in and, per label, compares them and counts as above where the label's
 # relation holds, the jump signed or unsigned as that type is (the assembler's ``.if``).  A
 # label statement costs the compiler about as much as a line of C: one statement for a group
-# of three compiled in a third of the time.  Elsewhere, and in a unit with labels compiled
-# out, the group is its labels' own statements (COMPARE_AS_LABELS).  As for the count, clang
-# gets an assembler macro per label and gcc the instructions.
+# of three compiled in a third of the time.  A site's other labels, up to six at a time
+# (``__FFCC_COUNTS(ASKED, STATEMENTS, __FFCC_HIT(i, (PRED)), ...);``), are one asm statement too,
+# with each predicate's value an operand: clang's costs of an asm statement (its checks, IR,
+# constraint and clobber lookups, an assembler parser for its text) are mostly per statement,
+# and grouping cut jq's jv_dtoa.c labelled compile by a ninth.  Not under gcc, which at -O0
+# gives the predicates' values stack slots of their own (a label-dense frame passed twice its
+# plain size).
+# Elsewhere, and in a unit with labels compiled out, a group is its labels' own statements
+# (GROUPS_AS_LABELS).  As for the count, clang gets an assembler macro per label and gcc the
+# instructions.
 _SKIPS = {"LT": ("ge", "ae"), "LE": ("g", "a"), "GT": ("le", "be"), "GE": ("l", "b"),
           "EQ": ("ne", "ne"), "NE": ("e", "e")}  # the jumps past a count: signed, unsigned
 _COMPARE_ASM = ("cmp {b}, {a}", ".if {signed}", "j{skip_signed} 1f", ".else",
@@ -201,7 +212,7 @@ _COMPARED = "__typeof__((left) + (right))"  # the type C compares the two values
 _COMPARE_OPERANDS = (
     f": : [a] \"r\"(({_COMPARED})(left)), [b] \"re\"(({_COMPARED})(right)), "
     f"[sgn] \"i\"(({_COMPARED})-1 < 0), "
-    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) : \"cc\", \"r11\"")
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) : \"r11\"")
 
 
 def _asked(text: str) -> str:
@@ -226,15 +237,27 @@ def _compare_inline(skip_signed: str, skip_unsigned: str) -> str:
         for line in _COMPARE_ASM) + "\n\t"
 
 
-COMPARE_AS_LABELS = "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
-COMPARE_FORM = (
+# __FFCC_COUNTS and its parts under clang: label i's text and its hit, the operand
+# %[__ffcc_h<i>].
+_COUNTS_FORM = (
+    "#define __FFCC_CNT(i) "
+    + _asked(f"__ffcc_count %[__ffcc_h{_SLOT_MARK}], %c[slots]+{_SLOT_MARK}\n\t") + "\n"
+    "#define __FFCC_HIT(i, p) [__ffcc_h##i] \"q\"((_Bool)(p))\n"
+    "#define __FFCC_COUNTS(asked, labels, ...) __asm__ volatile(asked : : "
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]), __VA_ARGS__ : \"r11\")\n")
+
+
+COUNTS_AS_LABELS = "#define __FFCC_COUNTS(asked, labels, ...) labels\n"
+GROUPS_AS_LABELS = "#define __FFCC_COMPARE(left, right, asked, labels) labels\n" + COUNTS_AS_LABELS
+GROUP_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COMPARE_MACRO)});\n"
     + _compare_form(lambda signed, unsigned: "__ffcc_compare %[a], %[b], %c[sgn], "
-                    f"{signed}, {unsigned}, %c[slots]+{_SLOT_MARK}\n\t") +
+                    f"{signed}, {unsigned}, %c[slots]+{_SLOT_MARK}\n\t")
+    + _COUNTS_FORM +
     "#elif defined(__x86_64__)\n"
-    + _compare_form(_compare_inline) +
-    "#else\n" + COMPARE_AS_LABELS + "#endif\n")
+    + _compare_form(_compare_inline) + COUNTS_AS_LABELS +
+    "#else\n" + GROUPS_AS_LABELS + "#endif\n")
 
 # Branch: the label is the then-branch of an ``if``, an edge to foreign fuzzers; the hit is a
 # call, behind a memory barrier, to one cold function per unit that is no edge itself.
@@ -265,7 +288,7 @@ GATE_FORM = (
     "#define __FFCC_GATE_OPEN(g) __label__ __ffcc_gate_skip, __ffcc_gate_never; "
     "__asm__ goto(\"cmpb $0, (%[at])\\n\\tjne %l[__ffcc_gate_skip]\" : : [at] \"r\"("
     + _slot("__ffcc_retire_delta", "__FFCC_GATE_SLOT(g)")
-    + ") : \"cc\" : __ffcc_gate_skip, __ffcc_gate_never);\n"
+    + ") : : __ffcc_gate_skip, __ffcc_gate_never);\n"
     "#define __FFCC_GATE_CLOSE(g) goto __ffcc_gate_skip; "
     "__ffcc_gate_never: __builtin_unreachable(); __ffcc_gate_skip: ;\n"
     "#else\n" + NO_GATES + "#endif\n")
@@ -276,13 +299,14 @@ def gate_count(records: list[dict]) -> int:
     return 1 + max((r.get("gate", -1) for r in records), default=-1)
 
 
-def _label_macros(records: list[dict], compare_form: str) -> str:
+def _label_macros(records: list[dict], group_form: str) -> str:
     """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
-    macros, so this holds at -O0 too; prune.py), and in a unit with one, a group of
-    comparisons (``__FFCC_COMPARE``) is its labels' own statements, else ``compare_form``."""
+    macros, so this holds at -O0 too; prune.py), and in a unit with one, a group of labels
+    (``__FFCC_COMPARE``, ``__FFCC_COUNTS``) is its labels' own statements, else
+    ``group_form``."""
     if not any(r.get("pruned") for r in records):
-        return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n" + compare_form
-    lines = [COMPARE_AS_LABELS.rstrip("\n"), "#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
+        return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n" + group_form
+    lines = [GROUPS_AS_LABELS.rstrip("\n"), "#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
     lines += [f"#define __FFCC_LABEL_{r['index']}(p) "
               + ("((void)0)" if r.get("pruned") else f"__FFCC_COUNT({r['index']}, p)")
               for r in records]
@@ -337,8 +361,8 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
         + (GATE_FORM if branch_free and gate_bytes else NO_GATES)
-        + _label_macros(records, COMPARE_FORM if branch_free and not comparisons_logged
-                        else COMPARE_AS_LABELS) +
+        + _label_macros(records, GROUP_FORM if branch_free and not comparisons_logged
+                        else GROUPS_AS_LABELS) +
         f"__asm__({json.dumps(asm)});\n"
         "#endif\n"
         f"#line 1 {json.dumps(source)}\n")

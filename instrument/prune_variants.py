@@ -1,7 +1,8 @@
 """The C texts pruning compiles: an annotated unit under an analysis definition of its labels.
 
 The rewriters write every label as exactly ``__FFCC_LABEL(i, (PRED));`` (inside the
-``__FFCC_COMPARE`` of a group of comparisons, which analysis compiles as those statements)
+``__FFCC_COMPARE`` or ``__FFCC_COUNTS`` of a group of labels, which analysis compiles as those
+statements)
 and the driver owns what ``__FFCC_LABEL`` means (labels.py).  Pruning never edits label
 statements: it puts a different ``#define __FFCC_LABEL`` in front of the same annotated
 text, each one a branch on the predicate:
@@ -29,7 +30,7 @@ import json
 import re
 
 from .errors import FfccError
-from .labels import COMPARE_AS_LABELS, NO_GATES
+from .labels import GROUPS_AS_LABELS, NO_GATES
 
 INFEASIBLE = "infeasible"
 TRIVIAL = "trivial"
@@ -107,9 +108,9 @@ def _group_end(text: str, start: int) -> int | None:
 
 def variant(text: str, macro: str, source: str) -> str:
     """The annotated ``text`` preceded by ``macro`` (and the temporaries' prefix, empty; the
-    sites' gates, nothing; a group of comparisons, its labels' statements); ``#line`` keeps
+    sites' gates, nothing; a group of labels, its labels' statements); ``#line`` keeps
     __FILE__ and lines."""
-    return (f"{macro}\n#define __FFCC_TEMP\n{NO_GATES}{COMPARE_AS_LABELS}"
+    return (f"{macro}\n#define __FFCC_TEMP\n{NO_GATES}{GROUPS_AS_LABELS}"
             f"#line 1 {json.dumps(source)}\n{text}")
 
 

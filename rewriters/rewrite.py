@@ -53,6 +53,7 @@ compile-time constants are read as they are. ``label_statements`` is the one pla
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from string import Template
 
 from .edits import EditSet
@@ -130,28 +131,63 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
 RELATION_NAMES = {"<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "==": "EQ", "!=": "NE"}
 
 
+# At most this many labels in one __FFCC_COUNTS: each predicate's value is a register operand
+# of the group's asm statement, and x86-64 leaves 13 registers to them at -O0 (frame pointer,
+# stack pointer and the count's scratch register taken), some of which computing the next
+# predicate needs.
+COUNTS_PER_GROUP = 6
+
+
+@dataclass(frozen=True)
+class _Single:
+    """A label outside any comparison group."""
+
+    index: int
+    predicate: str
+
+    @property
+    def statement(self) -> str:
+        return f"__FFCC_LABEL({self.index}, ({self.predicate}));"
+
+
 def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
-    """The label statements, in order; labels that compare the same two values
-    (``LabelRequest.relation``: ROR, ABS and UOD at a site ask up to ten such questions of its
-    two operands) as one ``__FFCC_COMPARE((a), (b), ASKED, STATEMENTS);`` where the first
-    label of the group was. ASKED is ``__FFCC_CMP_LT(i)`` ... per label, STATEMENTS the labels'
-    own statements: the driver compiles the group as one comparison of the two values (a
-    label statement costs the compiler about as much as a line of C, one comparison for several
-    labels much less), or as the statements (instrument/labels.py)."""
-    out: list[str | tuple[str, str]] = []  # a statement, or the operands of a group
-    groups: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
+    """The label statements, in order, in groups the driver may compile as one asm statement
+    each (instrument/labels.py: a label statement costs the compiler about as much as a line of
+    C, a group of several labels little more than one):
+
+    * labels that compare the same two values (``LabelRequest.relation``: ROR, ABS and UOD at a
+      site ask up to ten such questions of its two operands): one
+      ``__FFCC_COMPARE((a), (b), ASKED, STATEMENTS);`` where the first label of the group was,
+      ASKED ``__FFCC_CMP_LT(i)`` ... per label;
+    * runs of the site's other labels, up to COUNTS_PER_GROUP at a time: one
+      ``__FFCC_COUNTS(ASKED, STATEMENTS, __FFCC_HIT(i, (PRED)), ...);``, ASKED ``__FFCC_CNT(i)``
+      per label.
+
+    STATEMENTS are the labels' own statements, which is what the driver compiles where it
+    does not compile a group as one."""
+    items: list[_Single | tuple[str, str]] = []  # a label, or the operands of a comparison group
+    comparisons: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
     for index, request in labels:
-        statement = f"__FFCC_LABEL({index}, ({Template(request.code).substitute(values)}));"
+        single = _Single(index, Template(request.code).substitute(values))
         if request.relation is None:
-            out.append(statement)
+            items.append(single)
             continue
         left, op, right = request.relation
         operands = (Template(left).substitute(values), Template(right).substitute(values))
-        if operands not in groups:
-            groups[operands] = []
-            out.append(operands)
-        groups[operands].append((index, op, statement))
-    return [item if isinstance(item, str) else _compare(item, groups[item]) for item in out]
+        if operands not in comparisons:
+            comparisons[operands] = []
+            items.append(operands)
+        comparisons[operands].append((index, op, single.statement))
+    out: list[str] = []
+    run: list[_Single] = []
+    for item in items:
+        if isinstance(item, _Single):
+            run.append(item)
+            continue
+        out += _counts(run)
+        run = []
+        out.append(_compare(item, comparisons[item]))
+    return out + _counts(run)
 
 
 def _compare(operands: tuple[str, str], group: list[tuple[int, str, str]]) -> str:
@@ -160,6 +196,25 @@ def _compare(operands: tuple[str, str], group: list[tuple[int, str, str]]) -> st
     asked = " ".join(f"__FFCC_CMP_{RELATION_NAMES[op]}({index})" for index, op, _ in group)
     statements = " ".join(statement for _, _, statement in group)
     return f"__FFCC_COMPARE(({operands[0]}), ({operands[1]}), {asked}, {statements});"
+
+
+def _counts(run: list[_Single]) -> list[str]:
+    """A run of labels in __FFCC_COUNTS groups of at most COUNTS_PER_GROUP, as even as may be."""
+    if not run:
+        return []
+    groups = -(-len(run) // COUNTS_PER_GROUP)
+    size = -(-len(run) // groups)
+    out = []
+    for start in range(0, len(run), size):
+        group = run[start:start + size]
+        if len(group) == 1:
+            out.append(group[0].statement)
+            continue
+        asked = " ".join(f"__FFCC_CNT({label.index})" for label in group)
+        own = " ".join(label.statement for label in group)
+        hits = ", ".join(f"__FFCC_HIT({label.index}, ({label.predicate}))" for label in group)
+        out.append(f"__FFCC_COUNTS({asked}, {own}, {hits});")
+    return out
 
 
 def rewrite_decision(unit: Unit, edits: EditSet, decision: Decision, labels: Indexed,

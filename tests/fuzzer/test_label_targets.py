@@ -17,7 +17,7 @@ from ffcc.fuzzer.labels import LabelMap, LabelSite
 from ffcc.fuzzer.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.stats import Snapshot
 from ffcc.fuzzer.status import summary_line, target_text
-from ffcc.instrument.labels import BRANCH_FORM, COMPARE_AS_LABELS, COMPARE_FORM, COUNT_FORM
+from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM, GROUP_FORM, GROUPS_AS_LABELS
 from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
 
 # The fake executor's program: byte b hits map index 1 + b % 60, in a 64-byte map whose
@@ -156,9 +156,9 @@ def rebuild(annotated: Path, directory: Path, definition: str) -> Path:
     directory.mkdir()
     source = directory / "temperature.c"
     text = annotated.read_text()
-    assert COUNT_FORM in text and COMPARE_FORM in text
-    source.write_text(text.replace(COUNT_FORM, definition).replace(COMPARE_FORM,
-                                                                   COMPARE_AS_LABELS))
+    assert COUNT_FORM in text and GROUP_FORM in text
+    source.write_text(text.replace(COUNT_FORM, definition).replace(GROUP_FORM,
+                                                                   GROUPS_AS_LABELS))
     ffcc("-O2", "-o", f"{directory}/", str(source))
     return directory / "temperature"
 

@@ -17,7 +17,7 @@ from helpers import REPO, ffcc, sample_inputs, sample_sources
 from ffcc.fuzzer import retire
 from ffcc.fuzzer.labels import LabelMap, LabelSite
 from ffcc.fuzzer.retire import Retirement
-from ffcc.instrument.labels import COMPARE_AS_LABELS, COMPARE_FORM, COUNT_FORM, GATE_FORM, NO_GATES
+from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, GROUP_FORM, GROUPS_AS_LABELS, NO_GATES
 from ffcc.runtime.abi import NAMES, LabelDatabase, label_region_start, read_label_db, write_label_db
 
 SAMPLE = "boundaries"
@@ -198,7 +198,7 @@ def test_a_fully_retired_build_sees_every_edge_of_the_code_around_its_labels(tmp
     database = read_label_db(program)
     assert database is not None
     around = rebuild(program, "clang", "-O0", {COUNT_FORM: "#define __FFCC_COUNT(i, p) ((void)0)\n",
-                                              COMPARE_FORM: COMPARE_AS_LABELS,
+                                              GROUP_FORM: GROUPS_AS_LABELS,
                                               GATE_FORM: NO_GATES})
     inputs = records_inputs(200)
     reference, statuses = traces(around, database, inputs)

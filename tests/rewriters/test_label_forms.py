@@ -62,6 +62,7 @@ def reference_labels(tmp_path: Path, inputs: list[Path]) -> list[set[int] | None
     None for an input that crashes (the test preamble writes its hits at exit)."""
     (source,) = sample_sources(SAMPLE)
     annotation = annotate(str(REPO / source), [], LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
+    assert "__FFCC_COUNTS(" in annotation.text and "__FFCC_COMPARE(" in annotation.text
     binary = build(tmp_path, annotation.text, COMPILERS[0], "-O0", "reference")
     lit = []
     for path in inputs:
@@ -104,7 +105,7 @@ def test_a_retired_label_is_no_longer_written(expected, tmp_path):
 
 
 # Comparisons of every integer kind with every other and with constants, so that the driver's
-# one-asm form of a site's comparisons (instrument/labels.py COMPARE_FORM) meets signed and
+# one-asm form of a site's comparisons (instrument/labels.py GROUP_FORM) meets signed and
 # unsigned jumps, 32- and 64-bit operands, immediates and registers: it must light what
 # the predicates, as C compares, say.
 MIXED = r"""

@@ -4,9 +4,10 @@
 extern unsigned char __ffcc_hits[];
 extern unsigned char __ffcc_gates[];
 #define __FFCC_LABEL(i, p) (__ffcc_hits[i] |= (unsigned char)!!(p))
-/* A group of comparisons as its labels' statements: the driver's asm form of a group is
- * tested with the driver's preamble (tests/instrument). */
+/* A group of labels as its labels' statements: the driver's asm form of a group is tested
+ * with the driver's preamble (tests/instrument). */
 #define __FFCC_COMPARE(a, b, asked, labels) labels
+#define __FFCC_COUNTS(asked, labels, ...) labels
 #define __FFCC_TEMP
 #if defined(__x86_64__)
 #define __FFCC_GATE_OPEN(g) __label__ __ffcc_gate_skip, __ffcc_gate_never; \
