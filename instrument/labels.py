@@ -192,10 +192,9 @@ COUNT_FORM = (
 # constraint and clobber lookups, an assembler parser for its text) are mostly per statement,
 # and grouping cut jq's jv_dtoa.c labelled compile by a ninth.  Not under gcc, which at -O0
 # gives the predicates' values stack slots of their own (a label-dense frame passed twice its
-# plain size).
-# Elsewhere, and in a unit with labels compiled out, a group is its labels' own statements
-# (GROUPS_AS_LABELS).  As for the count, clang gets an assembler macro per label and gcc the
-# instructions.
+# plain size).  Elsewhere, and in a unit with labels compiled out, a group is its labels' own
+# statements (GROUPS_AS_LABELS).  As for the count, clang gets an assembler macro per label and
+# gcc the instructions.
 _SKIPS = {"LT": ("ge", "ae"), "LE": ("g", "a"), "GT": ("le", "be"), "GE": ("l", "b"),
           "EQ": ("ne", "ne"), "NE": ("e", "e")}  # the jumps past a count: signed, unsigned
 _COMPARE_ASM = ("cmp {b}, {a}", ".if {signed}", "j{skip_signed} 1f", ".else",

@@ -6,11 +6,12 @@ each selected criterion for label requests at every site, hands out unit-local l
 per label.
 Each label is the statement ``__FFCC_LABEL(i, (PRED));``; the labels of a site that compare
 the same two integer values are also one ``__FFCC_COMPARE((a), (b), __FFCC_CMP_LT(i) ...,
-STATEMENTS);`` around their statements (rewrite.py); a site's label code is one block
-``{ __FFCC_GATE_OPEN(g) ... __FFCC_GATE_CLOSE(g) }`` (g: the site's number, ``Label.gate``). The
-driver defines what these compile to (a branch or a branch-free slot update; one comparison of
-the two values per label, or the statements; a gate that skips a retired site, or nothing:
-docs/LABELS.md), ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
+STATEMENTS);`` around their statements, and runs of its other labels one ``__FFCC_COUNTS(
+__FFCC_CNT(i) ..., STATEMENTS, __FFCC_HIT(i, (PRED)), ...);`` (rewrite.py); a site's label code
+is one block ``{ __FFCC_GATE_OPEN(g) ... __FFCC_GATE_CLOSE(g) }`` (g: the site's number,
+``Label.gate``). The driver defines what these compile to (a branch or a branch-free slot
+update; a group as one asm statement, or the statements; a gate that skips a retired site, or
+nothing: docs/LABELS.md), ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
 the ``#line`` mapping. Line structure of the file is kept.
 
 Code inside macro expansions is left alone (its nodes have no text of their own) unless

@@ -90,9 +90,8 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
                      in_memory: frozenset[str] = frozenset(),
                      slots: dict[str, str] | None = None,
                      scratch: dict[str, str] | None = None) -> str:
-    """``__FFCC_LABEL(i, (PRED));`` for each label (groups of comparisons of the same values
-    inside one ``__FFCC_COMPARE``: ``_statements``), placeholders bound to opaque ``values``,
-    in a block behind site ``gate``'s gate.
+    """``__FFCC_LABEL(i, (PRED));`` for each label (in groups: ``_statements``), placeholders
+    bound to opaque ``values``, in a block behind site ``gate``'s gate.
 
     This is the one shape every label has: the driver decides what it compiles to (a branch
     to a hit, or a branch-free update of the label's slot; instrument/labels.py), so the
