@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 LT, EQ, GT, UN = "lt", "eq", "gt", "un"
 Orderings = frozenset[str]
@@ -55,6 +55,14 @@ for _name, _orderings in (("isless", {LT}), ("isgreater", {GT}), ("islessequal",
     _FLOAT_TESTS[EVERY - _orderings] = (f"!__builtin_{_name}({{2}}, {{3}})",
                                         f"!{_name}({{2}}, {{3}})")
 _NUMBER = re.compile(r"[0-9][0-9A-Za-z_.]*")
+
+
+class Kill(NamedTuple):
+    """A kill condition: the C template a label computes, and the same as its record reads it
+    (the code may be written without branches, the text as one would say it)."""
+
+    code: str
+    text: str
 
 
 def both(first: str, second: str) -> str:

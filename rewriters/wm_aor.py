@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, TypeKind
 
-from .kill_rules import NO_POINT, both, literal_set_kill
+from .kill_rules import NO_POINT, Kill, both, literal_set_kill
 from .model import Emitter, LabelOptions, LabelRequest
 from .opaque import TEMP
 from .operators import AOR, Arithmetic, Assignment, by_original
@@ -122,8 +122,8 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
             for operator in mutants:
                 kill = integer_kill(site.op, operator, right, computed, left)
                 if kill is not None:
-                    emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
-                                            code=kill[0]))
+                    emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
+                                            code=kill.code))
 
 
 def _label_offset(site: Binop, pointer: Operand, offset: Operand,
@@ -193,7 +193,7 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
 
 
 def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,
-                 left: Operand | None = None) -> tuple[str, str] | None:
+                 left: Operand | None = None) -> Kill | None:
     """(code, record text): C templates true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in
     the low ``computed.kept`` bits; None: not a label. ``left``: the left operand where its own
     range may decide the kill condition (never for a narrowed value). The record says it as
@@ -210,18 +210,18 @@ def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Comput
         return None
     if operator.simplified is not None and not computed.narrowed:
         if signed or right.own_bits < bits:  # a narrower operand never converts to 2^(bits-1)
-            return operator.simplified, operator.simplified
+            return Kill(operator.simplified, operator.simplified)
         half = f"($x1) != (({unsigned})1 << {bits - 1})"
-        return both(operator.simplified, half), f"{operator.simplified} && {half}"
+        return Kill(both(operator.simplified, half), f"{operator.simplified} && {half}")
     divisors = _Divisors(values, signed)
     code, text = (differ_in(_value(op, unsigned, divisors, branch_free),
                             _value(mutant, unsigned, divisors, branch_free), unsigned, computed)
                   for branch_free in (True, False))
     if op in DIVIDING and divisors.zero:
-        return both("($x1) != 0", code), f"($x1) != 0 && {text}"
+        return Kill(both("($x1) != 0", code), f"($x1) != 0 && {text}")
     if mutant in DIVIDING and divisors.zero:
-        return f"((($x1) == 0) | ({code}))", f"(($x1) == 0 || {text})"
-    return code, text
+        return Kill(f"((($x1) == 0) | ({code}))", f"(($x1) == 0 || {text})")
+    return Kill(code, text)
 
 
 def differ_in(first: str, second: str, unsigned: str, computed: Computed) -> str:

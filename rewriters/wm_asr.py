@@ -78,8 +78,8 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
         else:
             kill = bitwise_kill(underlying, target, value, computed)
         if kill is not None:
-            emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
-                                    code=kill[0]))
+            emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
+                                    code=kill.code))
 
 
 def _stored(site: Binop, target: Operand) -> tuple[IntegerType, int]:

@@ -23,7 +23,7 @@ object assigned count.
 
 from __future__ import annotations
 
-from .kill_rules import bitwise_constant, unsigned_intervals
+from .kill_rules import Kill, bitwise_constant, both, unsigned_intervals
 from .model import Emitter, LabelOptions, LabelRequest
 from .operators import BOR, SHIFT, Bitwise, by_original
 from .sites import BINARY, Function
@@ -48,12 +48,12 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         for operator in mutants:
             kill = bitwise_kill(operator, left, right, computed)
             if kill is not None:
-                emit.label(LabelRequest(site=site, operator=operator, predicate=kill[1],
-                                        code=kill[0]))
+                emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
+                                        code=kill.code))
 
 
 def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Computed
-                 ) -> tuple[str, str] | None:
+                 ) -> Kill | None:
     """(code, record text): C templates true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in
     the low ``computed.kept`` bits (shifts: of a value of that width); None: not a label."""
     unsigned = UNSIGNED_SPELLING[computed.kind]
@@ -64,16 +64,15 @@ def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Com
     a, b = f"(({unsigned})($x0))", f"(({unsigned})($x1))"
     if operator.kill == "{a} != {b}":
         differ = differ_in(a, b, unsigned, computed)
-        return differ, differ
+        return Kill(differ, differ)
     value = operator.kill.format(a=a, b=b).removesuffix(" != 0")
     if computed.narrowed:
         value = f"({value} & ((({unsigned})1 << {computed.kept}) - 1))"
     kill = f"{value} != 0"
-    return kill, kill
+    return Kill(kill, kill)
 
 
-def _shift_kill(left: Operand, right: Operand, computed: Computed
-                ) -> tuple[str, str] | None:
+def _shift_kill(left: Operand, right: Operand, computed: Computed) -> Kill | None:
     """``x0 << x1`` against ``x0 >> x1``. In signed arithmetic, where the original is defined
     and the mutant too, both non-zero (a non-negative x0 shifted left is above x0, shifted right
     at most x0). Where the value wraps (unsigned arithmetic) or only its low bits are kept,
@@ -93,7 +92,7 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed
                  if not operand.constant]
         if not tests:
             return None
-        return " & ".join(f"({test})" for test in tests), " && ".join(tests)
+        return Kill(" & ".join(f"({test})" for test in tests), " && ".join(tests))
     if not right.constant and right.own_bits > AMOUNT_BITS:
         return None  # the amount test below would truncate it
     unsigned = UNSIGNED_SPELLING[computed.kind]
@@ -101,9 +100,9 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed
     code, text = (differ_in(f"({value} << {amount})", f"({value} >> {amount})", unsigned, computed)
                   for amount in (f"(($x1) & {computed.bits - 1})", "($x1)"))
     if right.constant:
-        return text, text
+        return Kill(text, text)
     in_range = f"(unsigned long long)($x1) < {computed.bits}"
-    return f"({in_range}) & ({code})", f"{in_range} && {text}"
+    return Kill(both(in_range, code), f"{in_range} && {text}")
 
 
 def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Computed) -> bool:
