@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -276,7 +276,9 @@ def run_once(config: Config, opening: str | None = None,
             stop.requested = stop.requested or campaign.stop_requested
             return Ended(campaign.phase_over, executor.counters().execs, campaign.lean_ready)
         finally:
-            with signals_held(stop):
+            # A Ctrl-C or SIGTERM after the campaign stopped must not cut the teardown short
+            # (it would leave the forkserver and segments behind and exit with a traceback).
+            with stops_handled(stop.note):
                 if lean is not None:
                     lean.close()
                 status.close()
@@ -307,13 +309,6 @@ def stops_noted(between_runs: bool) -> Iterator[StopNote]:
     note = StopNote()
     with stops_handled(note.note) if between_runs else nullcontext():
         yield note
-
-
-def signals_held(stop: StopNote) -> AbstractContextManager[None]:
-    """Teardown that a Ctrl-C or SIGTERM arriving after the campaign stopped must not cut
-    short (it would leave the forkserver and segments behind and exit with a traceback);
-    the stop is noted."""
-    return stops_handled(stop.note)
 
 
 @contextmanager
