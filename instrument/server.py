@@ -48,18 +48,20 @@ WARM_UP_SOURCE = b"""int warm_up(int a, int b, unsigned u, double d, int *p) {
 
 
 def preload() -> None:
-    """Import what commands use, load libclang and annotate a small unit, before any
-    command is forked off (without the warm-up, a small unit's annotation took a command two to
-    three times as long). What fails to load here fails in the command that needs it,
-    with the message it would give without a server."""
+    """Import what commands use, load libclang and annotate a small unit, and read an ELF
+    file's sections as a link does, before any command is forked off (without the warm-up, a
+    small unit's annotation took a command two to three times as long, and the first ELF
+    read, which builds pyelftools' parsers, a third of a link's label database). What fails
+    to load here fails in the command that needs it, with the message it would give without
+    a server."""
     from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
     try:
         from clang.cindex import conf
-        from elftools.elf.elffile import ELFFile  # noqa: F401  (label_db imports it per link)
 
         from ffcc.rewriters import annotate, estimate_file  # noqa: F401
         conf.lib  # noqa: B018  (loads libclang.so)
         warm_up(annotate)
+        label_db.read_program_labels(sys.executable)
     except Exception:  # noqa: BLE001
         pass
 
