@@ -51,7 +51,8 @@ from .safety import (
     repeatable_value,
     side_effect_free,
 )
-from .unit import FLOAT_KINDS, INTEGER_KINDS, Unit, canonical_kind, children, function_body
+from .unit import (EXPRESSION_KINDS, FLOAT_KINDS, INTEGER_KINDS, STATEMENT_KINDS, Unit, canonical_kind,
+                   children, function_body)
 from .variables import Neighbours, Variables
 
 UNEVALUATED_LEADS = frozenset({
@@ -157,9 +158,9 @@ class _Walker:
                 self.any(child, around)
 
     def any(self, cursor: Cursor, around: Neighbours) -> None:
-        if cursor.kind.is_expression():
+        if cursor.kind in EXPRESSION_KINDS:
             self.expression(cursor, around)
-        elif cursor.kind.is_statement():
+        elif cursor.kind in STATEMENT_KINDS:
             self.statement(cursor, around)
 
     def declaration(self, decl: Cursor) -> None:
@@ -170,7 +171,7 @@ class _Walker:
         if not equals:
             return
         for child in children(decl):
-            if child.kind.is_expression() and self.unit.span(child)[0] > equals[0].offset:
+            if child.kind in EXPRESSION_KINDS and self.unit.span(child)[0] > equals[0].offset:
                 self.expression(child, self.calm)
 
     def expression(self, cursor: Cursor, around: Neighbours) -> None:
@@ -230,7 +231,7 @@ class _Walker:
         kids = children(cursor)
         if len(kids) < 2:
             return [(kid, around) for kid in kids]
-        positions = [i for i, kid in enumerate(kids) if kid.kind.is_expression()]
+        positions = [i for i, kid in enumerate(kids) if kid.kind in EXPRESSION_KINDS]
         op = binary_op(cursor)
         if len(positions) < 2 or op in SEQUENCED_OPERATORS or cursor.kind in SEQUENCED_KINDS:
             return [(kid, around) for kid in kids]

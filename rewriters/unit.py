@@ -39,6 +39,10 @@ SIGNED_KINDS = frozenset({
 FLOAT_KINDS = frozenset({
     TypeKind.FLOAT, TypeKind.DOUBLE, TypeKind.LONGDOUBLE, TypeKind.FLOAT128, TypeKind.HALF,
 })
+# A node kind's class as set membership: CursorKind.is_expression() and is_statement() are a
+# libclang call each, and the site walks ask them of every node.
+EXPRESSION_KINDS = frozenset(k for k in CursorKind.get_all_kinds() if k.is_expression())
+STATEMENT_KINDS = frozenset(k for k in CursorKind.get_all_kinds() if k.is_statement())
 # Unsigned type of the same width, for arithmetic that must wrap instead of overflowing.
 UNSIGNED_SPELLING = {
     TypeKind.INT: "unsigned int", TypeKind.UINT: "unsigned int",

@@ -39,7 +39,8 @@ from clang.cindex import Cursor, CursorKind, LinkageKind, StorageClass, TypeKind
 
 from .ops import binary_op, unary_op
 from .safety import changes_state, is_unevaluated
-from .unit import Unit, canonical_kind, children, is_arithmetic, strip_implicit, unparenthesised
+from .unit import (EXPRESSION_KINDS, STATEMENT_KINDS, Unit, canonical_kind, children, is_arithmetic,
+                   strip_implicit, unparenthesised)
 
 ADDRESS_TYPES = frozenset({  # a name of such a type stands for an address: no memory is read
     TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY, TypeKind.VARIABLEARRAY,
@@ -214,7 +215,7 @@ class _Facts:
         normally) end; ``switch``: the offset of the innermost enclosing switch."""
         kind = node.kind
         start, end = self.unit.span(node)
-        if kind.is_expression():
+        if kind in EXPRESSION_KINDS:
             self.expression(node)
             self._assignments(node, end, follow_end)
             return
@@ -264,7 +265,7 @@ class _Facts:
     def _declarations(self, node: Cursor, follow_end: int) -> None:
         for decl in children(node):
             for part in children(decl):  # the initializer, and sizes of variable-length arrays
-                if part.kind.is_expression():
+                if part.kind in EXPRESSION_KINDS:
                     self.expression(part)
             if _initializer(decl, self.unit) is not None:
                 self.initialising.setdefault(decl, []).append((self.unit.span(decl)[1],
@@ -288,9 +289,9 @@ class _Facts:
             if base is not None and base.referenced is not None:
                 self.addressed.add(base.referenced)
         for child in children(node):
-            if child.kind.is_expression():
+            if child.kind in EXPRESSION_KINDS:
                 self.expression(child)
-            elif child.kind.is_statement():
+            elif child.kind in STATEMENT_KINDS:
                 self.statement(child, self.unit.span(child)[1], -1)
 
 
@@ -357,7 +358,7 @@ def _initializer(decl: Cursor, unit: Unit) -> Cursor | None:
     if not equals:
         return None
     return next((child for child in children(decl)
-                 if child.kind.is_expression() and unit.span(child)[0] > equals[0]), None)
+                 if child.kind in EXPRESSION_KINDS and unit.span(child)[0] > equals[0]), None)
 
 
 def _assigned(node: Cursor) -> list[Cursor]:
