@@ -51,8 +51,16 @@ from .safety import (
     repeatable_value,
     side_effect_free,
 )
-from .unit import (EXPRESSION_KINDS, FLOAT_KINDS, INTEGER_KINDS, STATEMENT_KINDS, Unit, canonical_kind,
-                   children, function_body)
+from .unit import (
+    EXPRESSION_KINDS,
+    FLOAT_KINDS,
+    INTEGER_KINDS,
+    STATEMENT_KINDS,
+    Unit,
+    canonical_kind,
+    children,
+    function_body,
+)
 from .variables import Neighbours, Variables
 
 UNEVALUATED_LEADS = frozenset({

@@ -39,8 +39,16 @@ from clang.cindex import Cursor, CursorKind, LinkageKind, StorageClass, TypeKind
 
 from .ops import binary_op, unary_op
 from .safety import changes_state, is_unevaluated
-from .unit import (EXPRESSION_KINDS, STATEMENT_KINDS, Unit, canonical_kind, children, is_arithmetic,
-                   strip_implicit, unparenthesised)
+from .unit import (
+    EXPRESSION_KINDS,
+    STATEMENT_KINDS,
+    Unit,
+    canonical_kind,
+    children,
+    is_arithmetic,
+    strip_implicit,
+    unparenthesised,
+)
 
 ADDRESS_TYPES = frozenset({  # a name of such a type stands for an address: no memory is read
     TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY, TypeKind.VARIABLEARRAY,
