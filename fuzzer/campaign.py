@@ -38,7 +38,7 @@ from ffcc.fuzzer.energy import (
     splice_budget,
 )
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.executor import Executor, Finding, FindingKind, RunStatus
+from ffcc.fuzzer.executor import Calibration, Executor, Finding, FindingKind, RunStatus
 from ffcc.fuzzer.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.lean import LeanBuilds
 from ffcc.fuzzer.mask import empty_mask
@@ -412,10 +412,18 @@ class Campaign:
 
     # -- corpus loading ----------------------------------------------------
 
+    def _seed_calibration(self, data: bytes) -> Calibration:
+        """A seed's calibration, run once more when it timed out: on a loaded machine one run
+        can stall past the timeout, and a campaign whose seeds are all skipped does not start.
+        A run that times out counts no branch hits, so the second run counts them once."""
+        cal = calibrate(self.executor, data, count_hits=True)
+        if cal.status == RunStatus.TIMEOUT:
+            cal = calibrate(self.executor, data, count_hits=True)
+        return cal
+
     def load_seeds(self, seeds: list[tuple[Path, bytes]]) -> None:
         self.progress.stage = "calibration"
-        results = [(path, data, calibrate(self.executor, data, count_hits=True))
-                   for path, data in seeds]
+        results = [(path, data, self._seed_calibration(data)) for path, data in seeds]
         good = [(p, d, c) for p, d, c in results if c.status == RunStatus.OK]
         if not good:
             crashing = sum(c.status == RunStatus.CRASH for _, _, c in results)

@@ -40,6 +40,23 @@ SLOW_C = ("\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n" + r
 }
 """)
 
+# Stalls 300 ms on its first run only (the one that creates the file named by STALL_MARKER):
+# a run a loaded machine held up.
+STALL_ONCE_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void) {
+  const char *marker = getenv("STALL_MARKER");
+  if (marker && access(marker, F_OK) != 0) {
+    FILE *f = fopen(marker, "w");
+    if (f) fclose(f);
+    usleep(300000);
+  }
+  return 0;
+}
+"""
+
 needs_afl_cc = pytest.mark.skipif(CLANG_FAST is None, reason="afl-clang-fast not installed")
 
 
@@ -48,7 +65,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if CLANG_FAST is None:
         pytest.skip("afl-clang-fast not installed")
     d = tmp_path_factory.mktemp("calibration")
-    return {"variable": build(VARIABLE_C, "variable", d), "slow": build(SLOW_C, "slow", d)}
+    return {"variable": build(VARIABLE_C, "variable", d), "slow": build(SLOW_C, "slow", d),
+            "stall_once": build(STALL_ONCE_C, "stall_once", d)}
 
 
 def runs_of(ex: NativeExecutor, data: bytes) -> tuple[int, bool]:
@@ -100,3 +118,24 @@ def test_the_campaign_saves_only_confirmed_hangs(built, tmp_path) -> None:
     crashes = [p.read_bytes() for p in (out / "default" / "crashes").glob("id:*")]
     assert [h[:2] for h in hangs] == [b"xH"]
     assert any(c.startswith(b"xC") for c in crashes)
+
+
+@needs_afl_cc
+def test_a_seed_that_times_out_once_is_run_again_before_it_is_skipped(built, tmp_path) -> None:
+    """One run can stall past the timeout on a loaded machine: a campaign whose only seed
+    timed out once starts; a seed that times out twice is skipped (here: no campaign)."""
+    marker = tmp_path / "stalled"
+    stalled_once = subprocess.run(["ffuzz", "-i", str(one_seed(tmp_path, b"x")), "-o",
+                                   str(tmp_path / "once"), "-t", "50", "-E", "100", "--",
+                                   str(built["stall_once"])], capture_output=True, text=True,
+                                  timeout=120, env=ffuzz_env(STALL_MARKER=str(marker)))
+    assert marker.exists()  # the first run stalled
+    assert stalled_once.returncode == 0, stalled_once.stderr
+    hung = tmp_path / "hung"
+    hung.mkdir()
+    (hung / "s").write_bytes(b"xH")
+    always = subprocess.run(["ffuzz", "-i", str(hung), "-o", str(tmp_path / "always"), "-t", "50",
+                             "-E", "100", "--", str(built["slow"]), "@@"], capture_output=True,
+                            text=True, timeout=120, env=ffuzz_env())
+    assert always.returncode != 0
+    assert "all 1 seeds crash or time out (0 crash, 1 time out after 50 ms)" in always.stderr
