@@ -152,6 +152,7 @@ def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
 # statement of label code names the flags: on x86 every asm statement clobbers them (gcc and
 # clang add the clobber themselves), and clang resolves each clobber it is given by searching
 # every register class by name, a hundredth of a label-dense unit's compile for ``"cc"``.
+_CLOBBERS = ': "r11"'  # the count's and comparison's scratch register (above)
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
@@ -163,7 +164,7 @@ _COUNT_MACRO = "\n".join((
 _COUNT_INLINE = "\n\t".join(line.replace("%", "%%").replace("HIT", "%[hit]")
                              .replace("SLOT", "%c[slot]") for line in _COUNT_ASM)
 _COUNT_OPERANDS = (": : [hit] \"q\"((unsigned char)!!(p)), "
-                   f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) : \"r11\"")
+                   f"[slot] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE} + (i)]) {_CLOBBERS}")
 COUNT_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COUNT_MACRO)});\n"
@@ -211,7 +212,7 @@ _COMPARED = "__typeof__((left) + (right))"  # the type C compares the two values
 _COMPARE_OPERANDS = (
     f": : [a] \"r\"(({_COMPARED})(left)), [b] \"re\"(({_COMPARED})(right)), "
     f"[sgn] \"i\"(({_COMPARED})-1 < 0), "
-    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) : \"r11\"")
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) {_CLOBBERS}")
 
 
 def _asked(text: str) -> str:
@@ -243,7 +244,7 @@ _COUNTS_FORM = (
     + _asked(f"__ffcc_count %[__ffcc_h{_SLOT_MARK}], %c[slots]+{_SLOT_MARK}\n\t") + "\n"
     "#define __FFCC_HIT(i, p) [__ffcc_h##i] \"q\"((_Bool)(p))\n"
     "#define __FFCC_COUNTS(asked, labels, ...) __asm__ volatile(asked : : "
-    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]), __VA_ARGS__ : \"r11\")\n")
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]), __VA_ARGS__ {_CLOBBERS})\n")
 
 
 COUNTS_AS_LABELS = "#define __FFCC_COUNTS(asked, labels, ...) labels\n"
