@@ -132,6 +132,23 @@ def _slot(delta: str, index: str = f"{UNIT_HEADER_SIZE} + (i)") -> str:
     return f"((unsigned char *)((__UINTPTR_TYPE__)&__ffcc_unit_slots[{index}] + {delta}))"
 
 
+def _list_macro(name: str, fixed: list[str], item: list[str], body: list[str]) -> list[str]:
+    """An assembler macro ``name FIXED..., ITEM..., ITEM..., ...``: ``body`` for its first
+    item, then itself for the rest.  A group's asm text then names each of its operands once
+    (``__ffcc_compare %[a], %[b], ..., <label>, <label>``): clang finds the source location of
+    each operand reference by re-reading the string's pieces from the first one, so references
+    repeated per label cost the group's compile a time square in its labels."""
+    forwarded = ", ".join(f"\\{param}" for param in fixed)
+    return [f".macro {name} {', '.join(fixed + item)}, more:vararg", *body, ".ifnb \\more",
+            f"{name} {forwarded}, \\more", ".endif", ".endm"]
+
+
+def _once(guard: str, lines: list[str]) -> str:
+    """Assembler text defined once per assembly (link-time optimisation joins units'
+    top-level asm)."""
+    return "\n".join((f".ifndef {guard}", f".set {guard}, 1", *lines, ".endif"))
+
+
 # Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
 # retirement byte is 0), and wraps from 255 to 1, never to "not hit".  The predicate's own
 # guards still short-circuit; the update is no branch of the compiler's, so the label is no
@@ -157,10 +174,9 @@ _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
               "addb $1, (%r11)", "adcb $0, (%r11)", "1:")
-_COUNT_MACRO = "\n".join((
-    ".ifndef .L__ffcc_count", ".set .L__ffcc_count, 1", ".macro __ffcc_count hit, slot",
-    *(line.replace("HIT", "\\hit").replace("SLOT", "\\slot") for line in _COUNT_ASM),
-    ".endm", ".endif"))
+_COUNT_MACRO = _once(".L__ffcc_count", [
+    ".macro __ffcc_count hit, slot",
+    *(line.replace("HIT", "\\hit").replace("SLOT", "\\slot") for line in _COUNT_ASM), ".endm"])
 _COUNT_INLINE = "\n\t".join(line.replace("%", "%%").replace("HIT", "%[hit]")
                              .replace("SLOT", "%c[slot]") for line in _COUNT_ASM)
 _COUNT_OPERANDS = (": : [hit] \"q\"((unsigned char)!!(p)), "
@@ -194,19 +210,20 @@ COUNT_FORM = (
 # and grouping cut jq's jv_dtoa.c labelled compile by a ninth.  Not under gcc, which at -O0
 # gives the predicates' values stack slots of their own (a label-dense frame passed twice its
 # plain size).  Elsewhere, and in a unit with labels compiled out, a group is its labels' own
-# statements (GROUPS_AS_LABELS).  As for the count, clang gets an assembler macro per label and
-# gcc the instructions.
+# statements (GROUPS_AS_LABELS).  As for the count, clang gets assembler macros, one invocation
+# per group that lists its labels (_list_macro), and gcc the instructions.
 _SKIPS = {"LT": ("ge", "ae"), "LE": ("g", "a"), "GT": ("le", "be"), "GE": ("l", "b"),
           "EQ": ("ne", "ne"), "NE": ("e", "e")}  # the jumps past a count: signed, unsigned
 _COMPARE_ASM = ("cmp {b}, {a}", ".if {signed}", "j{skip_signed} 1f", ".else",
                 "j{skip_unsigned} 1f", ".endif",
                 *(line.replace("SLOT", "{slot}") for line in _COUNT_ASM[2:]))
-_COMPARE_MACRO = "\n".join((
-    ".ifndef .L__ffcc_compare", ".set .L__ffcc_compare, 1",
-    ".macro __ffcc_compare a, b, signed, skip_signed, skip_unsigned, slot",
-    *(line.format(a="\\a", b="\\b", signed="\\signed", skip_signed="\\skip_signed",
-                  skip_unsigned="\\skip_unsigned", slot="\\slot") for line in _COMPARE_ASM),
-    ".endm", ".endif"))
+_COMPARE_MACRO = _once(".L__ffcc_compare", _list_macro(
+    "__ffcc_compare", ["a", "b", "signed", "slots"], ["skip_signed", "skip_unsigned", "index"],
+    [line.format(a="\\a", b="\\b", signed="\\signed", skip_signed="\\skip_signed",
+                 skip_unsigned="\\skip_unsigned", slot="\\slots+\\index")
+     for line in _COMPARE_ASM]))
+_COUNTS_MACRO = _once(".L__ffcc_counts", _list_macro(
+    "__ffcc_counts", ["slots"], ["hit", "index"], ["__ffcc_count \\hit, \\slots+\\index"]))
 _SLOT_MARK = "\0"  # where a label's index is spliced into its text (``#i``)
 _COMPARED = "__typeof__((left) + (right))"  # the type C compares the two values in
 _COMPARE_OPERANDS = (
@@ -217,16 +234,17 @@ _COMPARE_OPERANDS = (
 
 def _asked(text: str) -> str:
     """C string literals of one label's asm text, its index spliced in at _SLOT_MARK."""
-    return " #i ".join(json.dumps(piece) for piece in text.split(_SLOT_MARK))
+    return " #i ".join(json.dumps(piece) for piece in text.split(_SLOT_MARK)).removesuffix(' ""')
 
 
-def _compare_form(per_label) -> str:
+def _compare_form(per_label, head: str = "") -> str:
     """``__FFCC_CMP_<R>(i)`` for each relation R, from ``per_label(skip_signed,
-    skip_unsigned)``: label i's text; and ``__FFCC_COMPARE``."""
+    skip_unsigned)``: label i's text; and ``__FFCC_COMPARE``, whose asm text is ``head``
+    followed by its labels' texts."""
     lines = [f"#define __FFCC_CMP_{name}(i) {_asked(per_label(*skips))}"
              for name, skips in _SKIPS.items()]
-    lines.append(f"#define __FFCC_COMPARE(left, right, asked, labels) __asm__ volatile(asked "
-                 f"{_COMPARE_OPERANDS})")
+    lines.append(f"#define __FFCC_COMPARE(left, right, asked, labels) __asm__ volatile("
+                 f"{json.dumps(head) + ' ' if head else ''}asked {_COMPARE_OPERANDS})")
     return "\n".join(lines) + "\n"
 
 
@@ -240,10 +258,11 @@ def _compare_inline(skip_signed: str, skip_unsigned: str) -> str:
 # __FFCC_COUNTS and its parts under clang: label i's text and its hit, the operand
 # %[__ffcc_h<i>].
 _COUNTS_FORM = (
-    "#define __FFCC_CNT(i) "
-    + _asked(f"__ffcc_count %[__ffcc_h{_SLOT_MARK}], %c[slots]+{_SLOT_MARK}\n\t") + "\n"
+    f"__asm__({json.dumps(_COUNTS_MACRO)});\n"
+    "#define __FFCC_CNT(i) " + _asked(f", %[__ffcc_h{_SLOT_MARK}], {_SLOT_MARK}") + "\n"
     "#define __FFCC_HIT(i, p) [__ffcc_h##i] \"q\"((_Bool)(p))\n"
-    "#define __FFCC_COUNTS(asked, labels, ...) __asm__ volatile(asked : : "
+    "#define __FFCC_COUNTS(asked, labels, ...) __asm__ volatile(\"__ffcc_counts %c[slots]\" "
+    "asked : : "
     f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]), __VA_ARGS__ {_CLOBBERS})\n")
 
 
@@ -252,8 +271,8 @@ GROUPS_AS_LABELS = "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
 GROUP_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COMPARE_MACRO)});\n"
-    + _compare_form(lambda signed, unsigned: "__ffcc_compare %[a], %[b], %c[sgn], "
-                    f"{signed}, {unsigned}, %c[slots]+{_SLOT_MARK}\n\t")
+    + _compare_form(lambda signed, unsigned: f", {signed}, {unsigned}, {_SLOT_MARK}",
+                    "__ffcc_compare %[a], %[b], %c[sgn], %c[slots]")
     + _COUNTS_FORM +
     "#elif defined(__x86_64__)\n"
     + _compare_form(_compare_inline) + COUNTS_AS_LABELS +
