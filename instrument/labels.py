@@ -40,7 +40,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from ffcc.rewriters.model import BoundedDecision
+from ffcc.rewriters.model import COMPARED_LAUNDER, BoundedDecision, register_launder
 from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, RETIRED, UNIT_HEADER_SIZE, unit_header
 
 from .command_line import CompilerCommand, Source
@@ -245,7 +245,7 @@ def _compare_form(per_label, head: str = "") -> str:
              for name, skips in _SKIPS.items()]
     lines.append(f"#define __FFCC_COMPARE(left, right, asked, labels) __asm__ volatile("
                  f"{json.dumps(head) + ' ' if head else ''}asked {_COMPARE_OPERANDS})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _COMPARED_OPAQUE
 
 
 def _compare_inline(skip_signed: str, skip_unsigned: str) -> str:
@@ -267,7 +267,11 @@ _COUNTS_FORM = (
 
 
 COUNTS_AS_LABELS = "#define __FFCC_COUNTS(asked, labels, ...) labels\n"
-GROUPS_AS_LABELS = "#define __FFCC_COMPARE(left, right, asked, labels) labels\n" + COUNTS_AS_LABELS
+GROUPS_AS_LABELS = (
+    "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
+    f"#define {COMPARED_LAUNDER}(x) {register_launder('x').removesuffix(';')}\n"
+    + COUNTS_AS_LABELS)
+_COMPARED_OPAQUE = f"#define {COMPARED_LAUNDER}(x) ((void)0)\n"  # a group's operands, as asm
 GROUP_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COMPARE_MACRO)});\n"

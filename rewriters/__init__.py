@@ -11,7 +11,8 @@ __FFCC_CNT(i) ..., STATEMENTS, __FFCC_HIT(i, (PRED)), ...);`` (rewrite.py); a si
 is one block ``{ __FFCC_GATE_OPEN(g) ... __FFCC_GATE_CLOSE(g) }`` (g: the site's number,
 ``Label.gate``). The driver defines what these compile to (a branch or a branch-free slot
 update; a group as one asm statement, or the statements; a gate that skips a retired site, or
-nothing: docs/LABELS.md), ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes) and
+nothing: docs/LABELS.md), ``__FFCC_TEMP`` (a prefix of every temporary declaration, for attributes),
+``__FFCC_LAUNDER_COMPARED(x);`` (a value only comparison groups read: model.COMPARED_LAUNDER) and
 the ``#line`` mapping. Line structure of the file is kept.
 
 Code inside macro expansions is left alone (its nodes have no text of their own) unless

@@ -5,10 +5,11 @@ reason across label and original code: a label's guard ``d != 0`` tells it ``d =
 other path, where the original's unconditional ``3000 / d`` is then undefined and may be folded
 away (the original's trap disappears); the other way round, the original's undefined behaviour
 lets it fold a label's guard. So every value a label reads is first passed through an empty
-``asm`` that the compiler must assume rewrites it; the original keeps computing on the original
-values (hard rule 1). Integers and pointers go through a register (``"+r"``, one per statement so
-that no target runs out of registers), other scalars through memory (``"+m"``: valid for every
-type, but it forces a stack slot; long double and complex values cannot use ``"+r"`` in clang).
+``asm`` that the compiler must assume rewrites it (or is only an operand of the labels' own asm
+statement: COMPARED_LAUNDER); the original keeps computing on the original values (hard rule
+1). Integers and pointers go through a register (``"+r"``, one per statement so that no target
+runs out of registers), other scalars through memory (``"+m"``: valid for every type, but it
+forces a stack slot; long double and complex values cannot use ``"+r"`` in clang).
 Register laundering compiles about a quarter faster on label-dense code and runs faster too.
 Bit-field values are promoted first.
 
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, TypeKind
 
+from .model import COMPARED_LAUNDER, register_launder
 from .ops import unary_op
 from .safety import guards, is_bitfield_ref, is_constant, is_plain_operand, is_unevaluated
 from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arithmetic, strip_implicit
@@ -43,12 +45,14 @@ TEMP = "__FFCC_TEMP"
 OPERANDS_PER_ASM = 15
 
 
-def launder(objects: list[str], in_memory: Container[str] = ()) -> str:
+def launder(objects: list[str], in_memory: Container[str] = (),
+            compared: Container[str] = ()) -> str:
     """Empty asm statements after which ``objects`` (lvalues) hold unknown values; those in
-    ``in_memory`` are not integers or pointers."""
+    ``in_memory`` are not integers or pointers; those in ``compared`` only comparison groups
+    read (COMPARED_LAUNDER)."""
     memory = [name for name in objects if name in in_memory]
-    statements = [f'__asm__ volatile("" : "+r"({name}));' for name in objects
-                  if name not in in_memory]
+    statements = [f"{COMPARED_LAUNDER}({name});" if name in compared else register_launder(name)
+                  for name in objects if name not in in_memory]
     statements += [
         '__asm__ volatile("" : '
         + ", ".join(f'"+m"({name})' for name in memory[i:i + OPERANDS_PER_ASM]) + ");"
@@ -57,14 +61,14 @@ def launder(objects: list[str], in_memory: Container[str] = ()) -> str:
 
 
 def copies(values: list[tuple[str, str]], in_memory: Container[str] = (),
-           declared: Container[str] = ()) -> str:
+           declared: Container[str] = (), compared: Container[str] = ()) -> str:
     """``__auto_type NAME = (VALUE);`` for each (name, value), then their laundering; names in
     ``declared`` exist already (elements of a frame, frame.py): ``NAME = (VALUE);``."""
     if not values:
         return ""
     stores = " ".join(f"{name} = ({value});" if name in declared
                       else f"{TEMP} __auto_type {name} = ({value});" for name, value in values)
-    return f"{stores} {launder([name for name, _ in values], in_memory)}"
+    return f"{stores} {launder([name for name, _ in values], in_memory, compared)}"
 
 
 def in_register(kind: TypeKind) -> bool:

@@ -46,13 +46,16 @@ block once every label of the site is retired (docs/LABELS.md); the block sets n
 site's value reads.
 
 Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
-read, are laundered in place; operands the original also uses are copied, and the copies laundered;
+read, are laundered in place; operands the original also uses are copied, and the copies laundered
+(a value only comparison groups read, by the driver's ``__FFCC_LAUNDER_COMPARED``: nothing where
+a group is one asm statement, whose operands the compiler cannot see through anyway);
 compile-time constants are read as they are. ``label_statements`` is the one place doing this.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from string import Template
 
@@ -106,14 +109,17 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
     elements ``scratch`` names, else variables declared here, shared by the site's labels.
     """
     used = used_values(labels, constant)
+    compared = _compared_only(labels)
     if copy_prefix is None:
-        prologue = launder([values[name] for name in used])
+        prologue = launder([values[name] for name in used],
+                           compared={values[name] for name in used if name in compared})
     else:
         slots = slots or {}
         targets = {name: slots.get(name) or f"{copy_prefix}{name}" for name in used}
         prologue = copies([(targets[name], values[name]) for name in used],
                           {targets[name] for name in used if name in in_memory},
-                          {slots[name] for name in used if name in slots})
+                          {slots[name] for name in used if name in slots},
+                          {targets[name] for name in used if name in compared})
         values = {**values, **targets}
     if scratch is None:
         scratch = {name: f"__ffcc_{gate}_{name}" for name in used_scratch(labels)}
@@ -125,6 +131,25 @@ def label_statements(labels: Indexed, values: dict[str, str], gate: int,
     statements = " ".join(_statements(labels, values))
     code = f"{prologue} {statements}" if prologue else statements
     return f"{{ __FFCC_GATE_OPEN({gate}) {code} __FFCC_GATE_CLOSE({gate}) }}"
+
+
+def _compared_only(labels: Indexed) -> set[str]:
+    """The placeholders that only comparison groups read (``_statements``: two or more labels
+    comparing the same two operands), which need no laundering where a group is one asm
+    statement (``opaque.COMPARED_LAUNDER``)."""
+    pairs = Counter(_pair(request) for _, request in labels)
+    grouped: set[str] = set()
+    elsewhere: set[str] = set()
+    for _, request in labels:
+        pair = _pair(request)
+        readers = grouped if pair is not None and pairs[pair] >= 2 else elsewhere
+        readers.update(PLACEHOLDER.findall(request.code))
+    return grouped - elsewhere
+
+
+def _pair(request: LabelRequest) -> tuple[str, str] | None:
+    """The operands a relational label compares, None for another label."""
+    return None if request.relation is None else (request.relation[0], request.relation[2])
 
 
 RELATION_NAMES = {"<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "==": "EQ", "!=": "NE"}

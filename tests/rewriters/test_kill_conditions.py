@@ -93,6 +93,7 @@ static unsigned char hits[%(labels)d + 1];
 #define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
 #define __FFCC_COMPARE(a, b, asked, labels) labels
 #define __FFCC_COUNTS(asked, labels, ...) labels
+#define __FFCC_LAUNDER_COMPARED(x) __asm__ volatile("" : "+r"(x))
 #define __FFCC_TEMP
 #define __FFCC_GATE_OPEN(g)
 #define __FFCC_GATE_CLOSE(g)

@@ -442,3 +442,16 @@ def test_operands_with_few_values_have_no_constant_mutants(tmp_path, code, decl,
     found = annotate_code(tmp_path, f"int f({decl}) {{\n  return {code};\n}}\n",
                           wm("ROR", "AOR"))
     assert [label.operator for label in found.labels] == operators
+
+
+def test_a_value_only_comparison_groups_read_is_laundered_by_the_drivers_macro(tmp_path):
+    """``a < b`` under ROR and ABS: every label that reads the copies of ``a`` and ``b`` is in a
+    comparison group, whose asm form takes them as operands, so their laundering is the
+    driver's ``__FFCC_LAUNDER_COMPARED`` (nothing there, an empty asm where groups are C).
+    ``a + b`` under AOR: the copies feed C predicates, and are always laundered."""
+    compared = annotate_code(tmp_path, "int f(int a, int b) {\n  return a < b;\n}\n",
+                             wm("ROR", "ABS")).text
+    assert compared.count("__FFCC_LAUNDER_COMPARED(") == 2 and '"+r"' not in compared
+    computed = annotate_code(tmp_path, "int f(int a, int b) {\n  return a + b;\n}\n",
+                             wm("AOR", "ABS")).text
+    assert "__FFCC_LAUNDER_COMPARED(" not in computed and computed.count('"+r"') == 2
