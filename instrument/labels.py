@@ -162,8 +162,8 @@ def _once(guard: str, lines: list[str]) -> str:
 # slowly and ran a third slower.  Elsewhere the update is that C.  Under clang the
 # instructions are an assembler macro, so that each label's asm statement is one short line:
 # clang works through an asm statement's text for every label (a seventh of a label-dense
-# unit's compile time at -O2), and the assembler expands the macro into the same code.  The
-# macro is defined once per assembly, as link-time optimisation joins units' top-level asm.
+# unit's compile time at -O2), and the assembler expands the macro into the same code (defined
+# once per assembly: _once).
 # gcc gets the instructions themselves: it estimates an asm statement's size from its text,
 # and a one-line label made it inline more (a label-dense unit's code 15% larger).  No asm
 # statement of label code names the flags: on x86 every asm statement clobbers them (gcc and
@@ -237,6 +237,9 @@ def _asked(text: str) -> str:
     return " #i ".join(json.dumps(piece) for piece in text.split(_SLOT_MARK)).removesuffix(' ""')
 
 
+_COMPARED_OPAQUE = f"#define {COMPARED_LAUNDER}(x) ((void)0)\n"  # a group's operands, as asm
+
+
 def _compare_form(per_label, head: str = "") -> str:
     """``__FFCC_CMP_<R>(i)`` for each relation R, from ``per_label(skip_signed,
     skip_unsigned)``: label i's text; and ``__FFCC_COMPARE``, whose asm text is ``head``
@@ -271,7 +274,6 @@ GROUPS_AS_LABELS = (
     "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
     f"#define {COMPARED_LAUNDER}(x) {register_launder('x').removesuffix(';')}\n"
     + COUNTS_AS_LABELS)
-_COMPARED_OPAQUE = f"#define {COMPARED_LAUNDER}(x) ((void)0)\n"  # a group's operands, as asm
 GROUP_FORM = (
     "#if defined(__x86_64__) && defined(__clang__)\n"
     f"__asm__({json.dumps(_COMPARE_MACRO)});\n"
