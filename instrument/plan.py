@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ffcc import runtime
 
-from .command_line import CompilerCommand, Mode
+from .command_line import JOINABLE, CompilerCommand, Mode
 from .toolchain import CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
@@ -107,6 +107,8 @@ def plan_compile(command: CompilerCommand, backend: Backend, rt: RuntimeFiles | 
     """The backend argv for a drop-in invocation (``rt`` when it links a runtime;
     ``labelled``: it compiles annotated sources, or their originals if those fail)."""
     back = link_additions(command, rt, backend.cmplog) if rt is not None else []
+    if command.mode is Mode.LINK and not command.sources:
+        return [*link_argv(backend, [*front_flags(command, backend), *command.args]), *back]
     return [backend.path, *front_flags(command, backend),
             *labelled_compile_flags(command, backend, labelled), *command.args, *back]
 
@@ -117,6 +119,55 @@ def labelled_compile_flags(command: CompilerCommand, backend: Backend,
     if labelled and backend.kind == GCC and command.sources:
         return LABELLED_GCC_MEMORY
     return ()
+
+
+# --- links -------------------------------------------------------------------------------
+
+# clang's driver loads LLVM's libraries before it runs ld: about 35 ms of every link, four
+# times what gcc's driver takes for the same ld command (same crt files, same libraries).  A
+# link that asks nothing of clang (no sanitizer runtime, LTO, other linker, target, ...) so
+# goes through the gcc beside it (Backend.linker): with options it passes on as they are,
+# and options that only a compile reads left out (gcc rejects clang's own warnings, e.g.
+# -Wcomma).  Any other option keeps clang's driver.
+_LINK_FLAGS = frozenset({"-shared", "-static", "-static-libgcc", "-pie", "-no-pie",
+                         "-rdynamic", "-pthread", "-s", "-nostdlib", "-nostartfiles",
+                         "-nodefaultlibs", "-m32", "-m64"})
+_LINK_OPTIONS = frozenset({"-o", "-L", "-l", "-u", "-T", "-z", "-Xlinker"})
+_COMPILE_OPTIONS = frozenset({"-I", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote",
+                              "-idirafter"})
+_COMPILE_FLAG = re.compile(
+    r"-(W(?!l,)|w$|std=|O|g(?!z)|pedantic|ansi$|march=|mtune=|f(no-)?("
+    r"PIC|pic|PIE|pie|visibility=|stack-protector|strict-aliasing|wrapv|common$|"
+    r"function-sections$|data-sections$|omit-frame-pointer$|signed-char$|unsigned-char$|"
+    r"builtin|color-diagnostics$|diagnostics-|message-length=|sanitize-coverage=))")
+
+
+def _gcc_link_args(args: Sequence[str]) -> list[str] | None:
+    """``args`` of a link as gcc's driver takes them, or None if one needs clang's."""
+    kept: list[str] = []
+    values = iter(args)
+    for arg in values:
+        option = arg[:2] if arg[:2] in JOINABLE and len(arg) > 2 else arg
+        if not arg.startswith("-") or option in _LINK_FLAGS or arg.startswith("-Wl,"):
+            kept.append(arg)
+        elif option in _LINK_OPTIONS:
+            kept += [arg] if option != arg else [arg, next(values, "")]
+        elif option in _COMPILE_OPTIONS:
+            if option == arg:
+                next(values, None)
+        elif not _COMPILE_FLAG.match(arg):
+            return None
+    return kept
+
+
+def link_argv(backend: Backend, args: Sequence[str]) -> list[str]:
+    """The command that links with ``args`` (no sources among them): through the backend's
+    gcc when it has one and nothing in ``args`` needs clang's driver."""
+    if backend.linker is not None:
+        kept = _gcc_link_args(args)
+        if kept is not None:
+            return [backend.linker, *kept]
+    return [backend.path, *args]
 
 
 # --- labels ------------------------------------------------------------------------------
@@ -172,8 +223,8 @@ def project_link(command: CompilerCommand, backend: Backend, objects: Sequence[P
                  program: Path, rt: RuntimeFiles | None) -> list[str]:
     """The link of a project's objects into ``program`` (with ``rt`` when the backend links
     ffcc's runtime)."""
-    link = [backend.path, *command.options, *map(str, objects), *command.linker_inputs,
-            "-o", str(program)]
+    link = link_argv(backend, [*command.options, *map(str, objects), *command.linker_inputs,
+                               "-o", str(program)])
     return [*link, *link_additions(command, rt, backend.cmplog)] if rt is not None else link
 
 

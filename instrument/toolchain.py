@@ -15,6 +15,7 @@ AFL++'s runtime does the rest.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ class Backend:
     path: str
     kind: str
     cmplog: bool = False  # ffcc --cmplog: comparisons logged too
+    linker: str | None = None  # the gcc that may run clang's plain links (plan.gcc_link)
 
     @property
     def coverage_flags(self) -> tuple[str, ...]:
@@ -71,13 +73,22 @@ def _kind_of(path: str) -> str:
     return CLANG if "clang" in banner else GCC
 
 
+def _gcc_beside(clang: str) -> str | None:
+    """The gcc installed with ``clang`` (/usr/bin/gcc beside /usr/bin/clang): the system's
+    native compiler, so its links target what clang's do; None if there is none."""
+    gcc = os.path.join(os.path.dirname(clang), "gcc")
+    return gcc if os.access(gcc, os.X_OK) else None
+
+
 def select_backend(requested: str | None, cmplog: bool = False) -> Backend:
     """The compiler to run: the one asked for, else clang, else gcc."""
     candidates = [requested] if requested else ["clang", "gcc", "cc"]
     for candidate in candidates:
         path = shutil.which(candidate)
         if path and Path(path).name != "ffcc":
-            backend = Backend(path=path, kind=_kind_of(path), cmplog=cmplog)
+            kind = _kind_of(path)
+            backend = Backend(path=path, kind=kind, cmplog=cmplog,
+                              linker=_gcc_beside(path) if kind == CLANG else None)
             if cmplog and not backend.links_ffcc_runtime:
                 raise FfccError(f"ffcc: error: --cmplog needs ffcc's runtime; {path} brings "
                                 "its own (build with AFL_LLVM_CMPLOG=1 instead)", 2)

@@ -14,6 +14,7 @@ import pytest
 from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
+from ffcc.instrument.toolchain import select_backend
 from ffcc.runtime.abi import label_region_start, read_label_db
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
@@ -67,7 +68,13 @@ def test_drop_in_build_with_archive_and_dependency_files(tmp_path):
         deps = (tmp_path / f"{unit}.d").read_text()
         assert f"{unit}.c" in deps and "ffcc-labels-" not in deps
     subprocess.run(["ar", "rcs", "libutil.a", "util.o"], cwd=tmp_path, check=True)
-    ffcc("main.o", "libutil.a", "-o", "prog", cwd=tmp_path, env=env)
+    # A link as CMake writes it, with the compile's flags (-Wcomma is clang's alone): the
+    # gcc beside clang runs it without them (plan.link_argv), and the database is written.
+    link = ffcc("--ffcc-verbose", "-O1", "-Wcomma", "main.o", "libutil.a", "-o", "prog",
+                cwd=tmp_path, env=env)
+    linker = select_backend(None).linker
+    if linker is not None:
+        assert link.stderr.startswith(f"ffcc: {linker} main.o libutil.a -o prog "), link.stderr
     labels = load_db(tmp_path / "prog")
     assert {Path(l["file"]).name for l in labels} == {"util.c", "main.c"}
     assert {l["criterion"] for l in labels} == {"mcc", "wm"}

@@ -164,3 +164,28 @@ def test_macro_expansion_preprocesses_the_marked_copy_to_stdout():
         "/usr/bin/clang", "-E", "-P", "-w", "-x", "c", "-DX", "-Iinc",
         "-iquote", str(Path("src").resolve()), '-D__BASE_FILE__="src/a.c"', "/tmp/m/a.c",
         "-o", "-"]
+
+
+CLANG_WITH_GCC = Backend("/usr/bin/clang", CLANG, linker="/usr/bin/gcc")
+
+
+def test_plain_links_go_through_gcc_without_compile_only_options():
+    argv = plan(["-O2", "-g", "-std=c89", "-Wcomma", "-Werror", "-fvisibility=hidden", "-Iinc",
+                 "-D", "X=1", "-rdynamic", "main.o", "-o", "prog", "-L", "lib", "-lm",
+                 "-Wl,--as-needed", "-Xlinker", "-zrelro", "libx.a", "-pthread"], CLANG_WITH_GCC)
+    assert argv[:argv.index("libx.a") + 2] == [
+        "/usr/bin/gcc", "-rdynamic", "main.o", "-o", "prog", "-L", "lib", "-lm",
+        "-Wl,--as-needed", "-Xlinker", "-zrelro", "libx.a", "-pthread"]
+    assert argv[argv.index("-pthread") + 1:] == link_additions(parse_command(["a.o"]), RT)
+
+
+def test_links_that_ask_clang_for_something_keep_its_driver():
+    for option in ("-fsanitize=address", "-flto", "-fuse-ld=lld", "--target=aarch64-linux-gnu",
+                   "-rtlib=compiler-rt", "-fprofile-instr-generate", "--coverage", "-v", "-gz",
+                   "-fopenmp", "-x"):
+        assert plan([option, "main.o", "-o", "prog"], CLANG_WITH_GCC)[0] == "/usr/bin/clang", option
+    assert plan(["main.c", "-o", "prog"], CLANG_WITH_GCC)[0] == "/usr/bin/clang"  # compiles too
+    assert plan(["main.o", "-o", "prog"])[0] == "/usr/bin/clang"  # no gcc beside it
+    cmd = parse_command(["-O1", "a.c", "-o", "build/"])
+    link = project_link(cmd, CLANG_WITH_GCC, [Path("build/obj/a.o")], Path("build/a"), None)
+    assert link == ["/usr/bin/gcc", "build/obj/a.o", "-o", "build/a"]
