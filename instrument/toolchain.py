@@ -45,7 +45,7 @@ class Backend:
     path: str
     kind: str
     cmplog: bool = False  # ffcc --cmplog: comparisons logged too
-    linker: str | None = None  # the gcc that may run clang's plain links (plan.gcc_link)
+    linker: str | None = None  # the gcc that may run clang's plain links (plan.link_argv)
 
     @property
     def coverage_flags(self) -> tuple[str, ...]:
