@@ -83,6 +83,24 @@ def test_drop_in_build_with_archive_and_dependency_files(tmp_path):
     assert out.stdout == "even\n10\n"
 
 
+def test_a_link_through_gcc_makes_the_program_clangs_link_makes(tmp_path):
+    """plan.link_argv's shortcut changes the driver, not the program: the same code at the
+    same addresses, the same label database."""
+    if select_backend(None).linker is None:
+        pytest.skip("no gcc beside clang")
+    env = {"FFCC_FLAGS": "--mcc --wm"}
+    ffcc("-O1", "-c", str(REPO / "samples" / "temperature" / "temperature.c"), "-o", "t.o",
+         cwd=tmp_path, env=env)
+    texts = {}
+    for name, driver_option in (("via_gcc", "-O1"), ("via_clang", "-Qunused-arguments")):
+        ffcc(driver_option, "t.o", "-o", name, cwd=tmp_path, env=env)
+        subprocess.run(["objcopy", "-O", "binary", "--only-section=.text", name, f"{name}.text"],
+                       cwd=tmp_path, check=True)
+        texts[name] = ((tmp_path / f"{name}.text").read_bytes(),
+                       (tmp_path / f"{name}.labels.jsonl").read_text().splitlines())
+    assert texts["via_gcc"][0] and texts["via_gcc"] == texts["via_clang"]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_in_macros_labels_what_a_macro_expands_to(backend, tmp_path):
     (tmp_path / "prog.c").write_text(
