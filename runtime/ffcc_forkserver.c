@@ -9,6 +9,13 @@
  * build unchanged.  Batch mode (ffcc_protocol.h, Batches) is the same loop
  * with the persistent child talking to the fuzzer itself.
  *
+ * The program never sees the runtime at work: every entry point (the
+ * constructor, __AFL_INIT, __AFL_LOOP) leaves errno as it found it, so that
+ * main starts with errno 0 as C promises and a loop iteration starts with the
+ * errno the previous one left.  The runtime installs no signal handler, opens
+ * no descriptor the program can see (the fuzzer's 198/199 are closed in every
+ * child) and changes no environment variable.
+ *
  * A process the program forks from the persistent child is a copy of it, not
  * a run: if it reaches the loop it leaves it (its parent runs the loop), and
  * in batch mode it gives up the fuzzer's pipes at once, so that only the
@@ -18,6 +25,7 @@
 #include "ffcc_names.h"
 #include "ffcc_rt.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -231,9 +239,22 @@ static void start_forkserver(void) {
   serve();
 }
 
-void __afl_manual_init(void) { start_forkserver(); }
+void __afl_manual_init(void) {
+  int saved_errno = errno;
+  start_forkserver();
+  errno = saved_errno;
+}
+
+static int persistent_loop(unsigned int max_iterations);
 
 int __afl_persistent_loop(unsigned int max_iterations) {
+  int saved_errno = errno;
+  int more = persistent_loop(max_iterations);
+  errno = saved_errno;
+  return more;
+}
+
+static int persistent_loop(unsigned int max_iterations) {
   static int first_pass = 1;
   static unsigned int remaining;
   if (program_copy) { /* the program's fork: its parent runs the loop */
@@ -263,7 +284,8 @@ int __afl_persistent_loop(unsigned int max_iterations) {
 }
 
 __attribute__((constructor)) static void ffcc_auto_init(void) {
+  int saved_errno = errno;
   ffcc_map_attach();
-  if (getenv(FFCC_ENV_DEFER)) return; /* the program calls __AFL_INIT() */
-  start_forkserver();
+  if (!getenv(FFCC_ENV_DEFER)) start_forkserver(); /* else the program calls __AFL_INIT() */
+  errno = saved_errno;
 }
