@@ -28,7 +28,7 @@ from pathlib import Path
 from ffcc import runtime
 
 from .command_line import JOINABLE, CompilerCommand, Mode
-from .toolchain import CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
+from .toolchain import CLANG, CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
 # its map rather than their own no-op stubs (and, with --cmplog, its comparison log).
@@ -90,7 +90,21 @@ def front_flags(command: CompilerCommand, backend: Backend) -> list[str]:
     flags = predefined_macros() if backend.links_ffcc_runtime else [FFCC_MACRO]
     if command.mode is not Mode.PREPROCESS and command.sources:
         flags += backend.coverage_flags
+        flags += sanitizer_runtime_flags(command, backend)
     return flags
+
+
+def sanitizer_runtime_flags(command: CompilerCommand, backend: Backend) -> list[str]:
+    """What keeps clang's driver from linking a sanitizer runtime the user did not ask for.
+
+    clang links UBSan's runtime into any program it links with ``-fsanitize-coverage`` and no
+    ``-fsanitize=``; that runtime catches SIGSEGV and exits with status 1 where the plain
+    program died of the signal.  ffcc's own runtime has the coverage hooks, so a compile-and-
+    link command without a sanitizer of the user's links none."""
+    asks_for_sanitizer = any(arg.startswith("-fsanitize=") for arg in command.args)
+    if backend.kind == CLANG and command.mode is Mode.LINK and not asks_for_sanitizer:
+        return ["-fno-sanitize-link-runtime"]
+    return []
 
 
 # gcc collects garbage only once its heap has passed ggc-min-heapsize and grown by ggc-min-expand
