@@ -18,6 +18,8 @@ import subprocess
 import sys
 from functools import partial
 
+from ffcc.runtime.abi import SUMMARY_SUFFIX
+
 from .command_line import Mode, parse_command
 from .errors import FfccError
 from .options import HELP, FfccOptions, parse_options
@@ -150,9 +152,28 @@ def run(argv: list[str]) -> int:
         if builder.pruner is not None and builder.pruner.report.units:
             builder.pruner.report.print()
     if status == 0 and labelled and command.builds_executable:
-        from .label_db import write_label_db
-        write_label_db(command.output or "a.out")
+        record_link(command.output or "a.out")
     return status
+
+
+def record_link(program: str) -> None:
+    """After a drop-in link with labels: the label database and the build summary beside
+    ``program``, and one line of what they hold when stderr is a terminal.  Off a terminal
+    the line is left out, as afl-cc leaves out its banner: configure scripts keep a compiler's
+    stderr, and some probes fail on any text there."""
+    from .label_db import write_label_db, write_summary
+
+    summary = write_summary(program, write_label_db(program))
+    if not os.isatty(2) or not (summary["labels"] or summary["unlabelled"]):
+        return
+    unlabelled = len(summary["unlabelled"])
+    without = f"; {_files(unlabelled)} without labels" if unlabelled else ""
+    print(f"ffcc: {program}: {summary['labels']} labels in {_files(len(summary['files']))}"
+          f"{without} (see {program}{SUMMARY_SUFFIX})", file=sys.stderr)
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,9 +17,11 @@ region is sized from the slot section as the runtime sizes it.
 from __future__ import annotations
 
 import json
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterator
 
 from ffcc.runtime import abi
+from ffcc.runtime.files import write_atomic
 
 FIELDS = ("criterion", "operator", "also", "file", "line", "column", "function", "original",
           "predicate", "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning
@@ -49,10 +51,8 @@ def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
     return found
 
 
-def _labels(slots: bytes, db: bytes) -> list[dict]:
-    """The labels of the two sections in slot order, each with its global id and map slot."""
-    offsets = _unit_offsets(slots)
-    labels = []
+def _units(db: bytes) -> Iterator[tuple[dict, list[dict]]]:
+    """Each unit record of the database section with its label records, in section order."""
     lines = db.decode("ascii", errors="replace").splitlines()
     start = 0
     while start < len(lines):
@@ -60,8 +60,15 @@ def _labels(slots: bytes, db: bytes) -> list[dict]:
         end = start + 1 + header["count"]
         # One parse of the unit's records as a list: a program holds thousands, and a
         # json.loads per record costs twice as much.
-        records = json.loads("[" + ",".join(lines[start + 1:end]) + "]")
+        yield header, json.loads("[" + ",".join(lines[start + 1:end]) + "]")
         start = end
+
+
+def _labels(slots: bytes, db: bytes) -> list[dict]:
+    """The labels of the two sections in slot order, each with its global id and map slot."""
+    offsets = _unit_offsets(slots)
+    labels = []
+    for header, records in _units(db):
         places = offsets.get((header["unit"], header["count"]))
         if not places:
             continue  # the linker dropped this unit's slots (e.g. --gc-sections)
@@ -81,12 +88,40 @@ def read_program_labels(program: str) -> abi.LabelDatabase:
     return abi.LabelDatabase(abi.label_region_size(len(slots)), labels)
 
 
-def write_label_db(program: str) -> int:
-    """Write <program>.labels.jsonl; returns the number of labels."""
+def write_label_db(program: str) -> abi.LabelDatabase:
+    """Write <program>.labels.jsonl; returns the database."""
     database = read_program_labels(program)
     if not database.labels:
         # A stale database would describe another build.
         abi.db_path(program).unlink(missing_ok=True)
-        return 0
-    abi.write_label_db(program, database)
-    return len(database.labels)
+    else:
+        abi.write_label_db(program, database)
+    return database
+
+
+def build_summary(program: str, database: abi.LabelDatabase) -> dict:
+    """What a drop-in build gave ``program``: its labels per source file (by criterion) and
+    the files built without labels with the reason their objects recorded (labels.py)."""
+    per_file: dict[str, Counter[str]] = defaultdict(Counter)
+    for label in database.labels:
+        per_file[label["file"]][label["criterion"]] += 1
+    unlabelled = {(header["file"], header["unlabelled"])
+                  for header, _ in _units(_sections(program)[1]) if "unlabelled" in header}
+    return {
+        "program": program,
+        "labels": len(database.labels),
+        "files": [{"file": path, "labels": sum(counts.values()), **dict(sorted(counts.items()))}
+                  for path, counts in sorted(per_file.items())],
+        "unlabelled": [{"file": path, "reason": reason} for path, reason in sorted(unlabelled)],
+    }
+
+
+def write_summary(program: str, database: abi.LabelDatabase) -> dict:
+    """Write <program>.ffcc-summary.json (removed when the build has neither labels nor
+    unlabelled files); returns the summary."""
+    summary = build_summary(program, database)
+    if summary["labels"] or summary["unlabelled"]:
+        write_atomic(abi.summary_path(program), json.dumps(summary, indent=2) + "\n")
+    else:
+        abi.summary_path(program).unlink(missing_ok=True)
+    return summary

@@ -372,8 +372,6 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
                            ensure_ascii=True)]
     db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
-    asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
-        f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
     deltas = "".join(f'__attribute__((weak, used, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
                      for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
     guard = f"__FFCC_UNIT_{uid:08x}"
@@ -387,10 +385,25 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
         + (GATE_FORM if branch_free and gate_bytes else NO_GATES)
         + _label_macros(records, GROUP_FORM if branch_free and not comparisons_logged
-                        else GROUPS_AS_LABELS) +
-        f"__asm__({json.dumps(asm)});\n"
+                        else GROUPS_AS_LABELS)
+        + labeldb_asm(db_lines) +
         "#endif\n"
         f"#line 1 {json.dumps(source)}\n")
+
+
+def labeldb_asm(db_lines: list[str]) -> str:
+    """A top-level asm statement that appends ``db_lines`` (JSON records) to the object's
+    ``abi.LABELDB_SECTION``, which the linker concatenates and archives carry along."""
+    asm = f".pushsection {LABELDB_SECTION},\"\",@progbits\n" + "".join(
+        f'.ascii "{_asm_string(line)}\\n"\n' for line in db_lines) + ".popsection\n"
+    return f"__asm__({json.dumps(asm)});\n"
+
+
+def unlabelled_record(source: str, reason: str) -> str:
+    """The label database's record of a unit built without labels: a unit of no labels
+    whose ``unlabelled`` says why (label_db.py's build summary lists it)."""
+    return json.dumps({"unit": 0, "count": 0, "file": os.path.abspath(source),
+                       "unlabelled": reason}, ensure_ascii=True)
 
 
 class LabelBuilder:
@@ -483,6 +496,18 @@ class LabelBuilder:
             self.units.remove(unit)
             self.unlabelled.append(UnlabelledUnit(unit.source, reason))
 
+    def recording_unlabelled(self, argv: list[str], reasons: dict[str, str]) -> list[str]:
+        """``argv`` compiling its sources as they are, each of ``reasons`` (source -> why it
+        has no labels) recorded in the object (``unlabelled_record``), so that the build
+        summary of whatever links it names them."""
+        if not reasons:
+            return argv
+        fd, header = tempfile.mkstemp(suffix=".h", dir=self.workdir)
+        with os.fdopen(fd, "w") as out:
+            out.write(labeldb_asm([unlabelled_record(source, reason)
+                                   for source, reason in reasons.items()]))
+        return [argv[0], "-include", header, *argv[1:]]
+
     def unparsed_in(self, command: CompilerCommand) -> list[str]:
         """The command's sources libclang could not parse (so they have no labels)."""
         return [source.path for source in command.sources if source.path in self.unparsed]
@@ -491,7 +516,7 @@ class LabelBuilder:
         """Record sources built without labels because libclang could not parse them (the
         backend could: e.g. gcc's _Decimal64); the build summary lists them."""
         for path in paths:
-            reason = f"libclang cannot parse it: {self.unparsed[path]}"
+            reason = unparsed_reason(self.unparsed[path])
             self.unlabelled.append(UnlabelledUnit(path, reason))
             print(f"ffcc: warning: {path}: built without labels, as {reason} "
                   "(--labels-required makes this an error)", file=sys.stderr)
@@ -535,6 +560,8 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
         print(f"ffcc: error: {first}: libclang cannot parse it, so it gets no labels "
               f"(--labels-required): {builder.unparsed[first]}", file=sys.stderr)
         return 1
+    argv = builder.recording_unlabelled(argv, {path: unparsed_reason(builder.unparsed[path])
+                                               for path in unparsed})
     code = _compile(argv, command, units, builder, verbose)
     if code == 0:
         builder.note_unparsed(unparsed)
@@ -561,14 +588,27 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         print(f"ffcc: error: {sources}: labelled code does not compile "
               f"(--labels-required): {reason}", file=sys.stderr)
         return trial.returncode
-    original = subprocess.run(argv, capture_output=True)
+    original = subprocess.run(builder.recording_unlabelled(
+        argv, {unit.source: labelled_code_reason(reason) for unit in units}), capture_output=True)
     sys.stdout.buffer.write(original.stdout)
     sys.stderr.buffer.write(original.stderr)
     if original.returncode == 0:
         builder.without_labels(units, reason)
-        print(f"ffcc: warning: {sources}: built without labels, as the labelled code does not "
-              f"compile: {reason} (--labels-required makes this an error)", file=sys.stderr)
+        print(f"ffcc: warning: {sources}: built without labels, as "
+              f"{labelled_code_reason(reason)} (--labels-required makes this an error)",
+              file=sys.stderr)
     return original.returncode
+
+
+def unparsed_reason(error: str) -> str:
+    """Why a unit libclang could not parse has no labels (``error``: libclang's first)."""
+    return f"libclang cannot parse it: {error}"
+
+
+def labelled_code_reason(error: str) -> str:
+    """Why a unit whose labelled code failed to compile has no labels (``error``: the
+    compiler's first)."""
+    return f"the labelled code does not compile: {error}"
 
 
 _ERROR = re.compile(r"\berror:")

@@ -99,7 +99,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
     labels = 0
     if builder is not None:
         from .label_db import write_label_db
-        labels = write_label_db(str(program))
+        labels = len(write_label_db(str(program)).labels)
         _report_labels(builder, labels)
     if builder is not None and builder.pruner is not None:
         builder.pruner.report.print()

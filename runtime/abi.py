@@ -58,6 +58,9 @@ DB_SUFFIX = ".labels.jsonl"
 # What ffcc's project form writes beside its program: how it was built, for the rebuilds that
 # prune it (ffcc --prune build/) or drop a campaign's retired labels (ffuzz --rebuild-retired).
 BUILD_RECORD = "ffcc-build.json"
+# What a drop-in link with labels writes beside the program or shared object: its labels per
+# source file and the files built without labels, with the reason.
+SUMMARY_SUFFIX = ".ffcc-summary.json"
 DB_FORMAT = "ffcc-labels"
 DB_VERSION = 1
 
@@ -147,6 +150,11 @@ class LabelDatabase:
 def db_path(program: str | os.PathLike[str]) -> Path:
     """Where the label database of ``program`` lives: next to it."""
     return Path(os.fspath(program) + DB_SUFFIX)
+
+
+def summary_path(program: str | os.PathLike[str]) -> Path:
+    """Where the drop-in build summary of ``program`` lives: next to it."""
+    return Path(os.fspath(program) + SUMMARY_SUFFIX)
 
 
 def write_label_db(program: str | os.PathLike[str], database: LabelDatabase) -> None:

@@ -7,9 +7,14 @@ size limit, a warning the pragmas do not silence): the labelled unit redefines t
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
 
 import pytest
 from helpers import ffcc, have, run_program
+
+from ffcc.runtime.abi import read_label_db
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
 TRIP = ("-Werror", "-D__FFCC_TEMP=1")
@@ -66,3 +71,44 @@ def test_a_clean_build_records_no_unit_without_labels(sources):
     ffcc("--mcc", "-o", f"{sources}/build/", "main.c", "check.c", cwd=sources)
     record = json.loads((sources / "build" / "ffcc-build.json").read_text())
     assert record["unlabelled"] == []
+
+
+def _on_a_terminal(argv: list[str], cwd) -> str:
+    """What ``argv`` writes to a terminal (a pseudo-terminal as stdout and stderr)."""
+    leader, follower = pty.openpty()
+    subprocess.run(argv, cwd=cwd, stdout=follower, stderr=follower, check=True)
+    os.close(follower)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal is closed once everything is read
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(leader)
+    return text.decode(errors="replace")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_drop_in_link_summary_names_labels_per_file_and_units_without(sources, backend):
+    """The objects record their units without labels; the link's summary lists them beside
+    the labels per file, and says so on a terminal only (configure keeps stderr)."""
+    ffcc(f"--cc={backend}", "--mcc", "-c", "main.c", "-o", "main.o", cwd=sources)
+    ffcc(f"--cc={backend}", "--mcc", *TRIP, "-c", "check.c", "-o", "check.o", cwd=sources)
+    link = ("ffcc", f"--cc={backend}", "--mcc", "main.o", "check.o", "-o", "prog")
+    assert ffcc(*link[1:], cwd=sources).stderr == ""
+    summary = json.loads((sources / "prog.ffcc-summary.json").read_text())
+    labels = read_label_db(sources / "prog")
+    assert labels is not None and summary["labels"] == len(labels.labels) > 0
+    assert summary["files"] == [{"file": str(sources / "main.c"), "labels": summary["labels"],
+                                 "mcc": summary["labels"]}]
+    (unlabelled,) = summary["unlabelled"]
+    assert unlabelled["file"] == str(sources / "check.c")
+    assert unlabelled["reason"].startswith("the labelled code does not compile: ")
+    assert "__FFCC_TEMP" in unlabelled["reason"]
+    assert _on_a_terminal(list(link), sources).strip() == (
+        f"ffcc: prog: {summary['labels']} labels in 1 file; 1 file without labels "
+        "(see prog.ffcc-summary.json)")
+    assert run_program([str(sources / "prog"), "x", "y"]).stdout == b"1\n"

@@ -28,3 +28,12 @@ def test_unparsable_unit_is_reported_and_fails_when_labels_are_required(cc, tmp_
     required = ffcc(f"--cc={cc}", "--mcc", "--wm", "--labels-required", "-c", str(SOURCE), "-o",
                     str(tmp_path / "unit.o"), check=False)
     assert required.returncode != 0
+
+
+def test_a_drop_in_link_summary_names_the_unparsable_unit(tmp_path):
+    ffcc("--cc=gcc", "--mcc", "--wm", "-c", str(SOURCE), "-o", str(tmp_path / "unit.o"))
+    ffcc("--cc=gcc", "--mcc", "--wm", str(tmp_path / "unit.o"), "-o", str(tmp_path / "prog"))
+    summary = json.loads((tmp_path / "prog.ffcc-summary.json").read_text())
+    (unlabelled,) = summary["unlabelled"]
+    assert unlabelled["file"] == str(SOURCE) and summary["labels"] == 0
+    assert unlabelled["reason"].startswith("libclang cannot parse it: ")
