@@ -29,7 +29,7 @@ from __future__ import annotations
 from clang.cindex import Cursor, Type, TypeKind
 
 from .opaque import TEMP
-from .unit import Unit, function_body, strip_implicit, unparenthesised
+from .unit import Unit, function_body, strip_implicit, type_kind, unparenthesised
 
 # C spellings of the canonical scalar types a temporary may have.
 SPELLING = {
@@ -153,14 +153,14 @@ def value_spelling(operand: Cursor, bitfield: bool, compared: bool) -> str | Non
     seen = node.type.get_canonical()
     if bitfield:
         return _promoted_bitfield(node, seen)
-    if seen.kind == TypeKind.ENUM:
+    if type_kind(seen) == TypeKind.ENUM:
         seen = seen.get_declaration().enum_type.get_canonical()
-    if seen.kind in ARRAY_KINDS:
+    if type_kind(seen) in ARRAY_KINDS:
         return OBJECT_POINTER if compared else None
-    if seen.kind == TypeKind.POINTER:
+    if type_kind(seen) == TypeKind.POINTER:
         pointee = seen.get_pointee().get_canonical()
-        return OBJECT_POINTER if compared and pointee.kind not in FUNCTION_KINDS else None
-    return SPELLING.get(seen.kind)
+        return OBJECT_POINTER if compared and type_kind(pointee) not in FUNCTION_KINDS else None
+    return SPELLING.get(type_kind(seen))
 
 
 def _promoted_bitfield(node: Cursor, declared: Type) -> str | None:
@@ -169,9 +169,9 @@ def _promoted_bitfield(node: Cursor, declared: Type) -> str | None:
     compilers)."""
     node = unparenthesised(node)
     field = node.referenced
-    kind = declared.kind
+    kind = type_kind(declared)
     if kind == TypeKind.ENUM:
-        kind = declared.get_declaration().enum_type.get_canonical().kind
+        kind = type_kind(declared.get_declaration().enum_type.get_canonical())
     int_bits = 32
     if field is None or declared.get_size() * 8 > int_bits:
         return None

@@ -38,6 +38,7 @@ from .unit import (
     children,
     converted,
     strip_implicit,
+    type_kind,
     unparenthesised,
 )
 
@@ -74,9 +75,9 @@ def is_shared_read(cursor: Cursor) -> bool:
     if cursor.kind not in ACCESS_KINDS:
         return False
     seen = cursor.type
-    if seen.kind in (TypeKind.TYPEDEF, TypeKind.ELABORATED):  # such as atomic_int
+    if type_kind(seen) in (TypeKind.TYPEDEF, TypeKind.ELABORATED):  # such as atomic_int
         seen = seen.get_canonical()
-    return seen.kind == TypeKind.ATOMIC or seen.is_volatile_qualified()
+    return type_kind(seen) == TypeKind.ATOMIC or seen.is_volatile_qualified()
 
 
 def changes_state(cursor: Cursor) -> bool:
@@ -133,7 +134,7 @@ def _plain(cursor: Cursor, unit: Unit) -> bool:
             CursorKind.VAR_DECL, CursorKind.PARM_DECL, CursorKind.ENUM_CONSTANT_DECL)
     if node.kind == CursorKind.MEMBER_REF_EXPR and not unit.opaque(node):
         kids = children(node)
-        return (len(kids) == 1 and kids[0].type.get_canonical().kind != TypeKind.POINTER
+        return (len(kids) == 1 and canonical_kind(kids[0]) != TypeKind.POINTER
                 and _plain(kids[0], unit))
     return False
 
@@ -213,7 +214,7 @@ def _check_subscript(kids: Sequence[Cursor]) -> None:
     """Only ``a[K]``: an array object (its own path checked by the caller) and a constant index
     known to be within its bound. Anything else may read memory the program never owned."""
     base_type = strip_implicit(kids[0]).type.get_canonical()
-    if base_type.kind != TypeKind.CONSTANTARRAY:
+    if type_kind(base_type) != TypeKind.CONSTANTARRAY:
         raise Unguardable("subscript of a pointer or array of unknown bound")
     index = constant_value(kids[1]) if is_constant(kids[1]) else None
     if index is None or not 0 <= index < base_type.element_count:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from clang import cindex
-from clang.cindex import Cursor, CursorKind, TokenKind, TypeKind
+from clang.cindex import Cursor, CursorKind, TokenKind, Type, TypeKind
 
 from .ops import expansion_extent, written_in_main_file
 
@@ -464,8 +464,18 @@ def unparenthesised(cursor: Cursor) -> Cursor:
     return node
 
 
+def type_kind(seen: Type) -> TypeKind:
+    """The type's kind, TypeKind.INVALID for one the bindings do not know (libclang 18's have
+    no ``_Float16``, ``__bf16`` or fixed-point kinds; ``Type.kind`` raises ValueError on them).
+    INVALID is in no set of kinds that labels handle, so sites involving such a type get none."""
+    known = TypeKind._kinds
+    number = seen._kind_id
+    found = known[number] if 0 <= number < len(known) else None
+    return TypeKind.INVALID if found is None else found
+
+
 def canonical_kind(cursor: Cursor) -> TypeKind:
-    return cursor.type.get_canonical().kind
+    return type_kind(cursor.type.get_canonical())
 
 
 def is_arithmetic(kind: TypeKind) -> bool:

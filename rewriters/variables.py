@@ -47,6 +47,7 @@ from .unit import (
     children,
     is_arithmetic,
     strip_implicit,
+    type_kind,
     unparenthesised,
 )
 
@@ -353,7 +354,7 @@ def _const_object(variable: Cursor) -> bool:
         canonical = declared.get_canonical()  # an array's canonical type may hold the const
         if declared.is_const_qualified() or canonical.is_const_qualified():
             return True
-        if canonical.kind not in (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY):
+        if type_kind(canonical) not in (TypeKind.CONSTANTARRAY, TypeKind.INCOMPLETEARRAY):
             return False
         declared = canonical.element_type
 

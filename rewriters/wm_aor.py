@@ -50,7 +50,15 @@ from .opaque import TEMP
 from .operators import AOR, Arithmetic, Assignment, by_original
 from .ops import target_triple
 from .sites import BINARY, Binop, Function
-from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, bit_width, canonical_kind
+from .unit import (
+    FLOAT_KINDS,
+    INTEGER_KINDS,
+    SIGNED_KINDS,
+    UNSIGNED_SPELLING,
+    bit_width,
+    canonical_kind,
+    type_kind,
+)
 from .wm_operands import Operand, operands
 
 group = "AOR"
@@ -141,7 +149,7 @@ def offset_mutable(pointer: Cursor, offset: Operand) -> bool:
     if offset.constant or offset.converted not in INTEGER_KINDS:
         return False
     pointee = pointer.type.get_canonical().get_pointee()
-    return pointee.kind in (TypeKind.VOID, TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO) \
+    return type_kind(pointee) in (TypeKind.VOID, TypeKind.FUNCTIONPROTO, TypeKind.FUNCTIONNOPROTO) \
         or pointee.get_size() > 0
 
 

@@ -23,6 +23,7 @@ from .unit import (
     UNSIGNED_SPELLING,
     canonical_kind,
     strip_implicit,
+    type_kind,
     unparenthesised,
 )
 
@@ -40,9 +41,9 @@ class Operand:
         """Its type as written (what a label's copy of it has), an enumeration's being its
         integer type (unsigned in gcc and clang unless an enumerator is negative)."""
         written = strip_implicit(self.cursor).type.get_canonical()
-        if written.kind == TypeKind.ENUM:
-            return written.get_declaration().enum_type.get_canonical().kind
-        return written.kind
+        if type_kind(written) == TypeKind.ENUM:
+            return type_kind(written.get_declaration().enum_type.get_canonical())
+        return type_kind(written)
 
     @cached_property
     def own_bits(self) -> int:
