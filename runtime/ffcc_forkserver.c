@@ -1,8 +1,8 @@
 /* ffcc_forkserver.c - the fuzzer handshake, persistent and deferred modes.
  *
  * Speaks AFL++ 4.04c's forkserver protocol (ffcc_protocol.h): the old-style
- * hello with the map size, which newer afl-fuzz versions accept too.  With no
- * fuzzer on fd 199 the hello fails to write and the program runs normally.
+ * hello with the map size, which newer afl-fuzz versions accept too.  Without
+ * a fuzzer's pipe on fd 199 the program runs normally.
  * The names __afl_persistent_loop, __afl_manual_init, __afl_fuzz_ptr,
  * __afl_fuzz_len and __afl_sharedmem_fuzzing are the ABI of AFL++'s
  * persistent-mode macros, kept so that harnesses written for afl-clang-fast
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -217,10 +218,18 @@ static void serve(void) {
   }
 }
 
+/* A fuzzer hands the forkserver two pipes; a program run without one may have
+ * anything (or nothing) at fd 199, and must not find the hello written there. */
+static int fuzzer_attached(void) {
+  struct stat status_fd;
+  return fstat(FFCC_FD_STATUS, &status_fd) == 0 && S_ISFIFO(status_fd.st_mode);
+}
+
 static void start_forkserver(void) {
   if (started) return;
   started = 1;
   ffcc_map_attach();
+  if (!fuzzer_attached()) return;
   persistent = getenv(FFCC_ENV_PERSISTENT) != NULL;
   int want_shared_input = &__afl_sharedmem_fuzzing && __afl_sharedmem_fuzzing &&
                           getenv(FFCC_ENV_SHM_FUZZ_ID) != NULL;

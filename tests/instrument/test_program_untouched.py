@@ -126,3 +126,14 @@ def test_a_crash_under_ffuzz_is_named_for_its_signal(tmp_path, cc):
     assert done.returncode == 0, done.stderr
     crashes = [p.name for p in (out / "default" / "crashes").iterdir() if p.name != "README.txt"]
     assert crashes and all(",sig:11," in name for name in crashes), crashes
+
+
+@pytest.mark.parametrize("cc", BACKENDS)
+def test_a_descriptor_199_of_the_callers_is_left_alone(tmp_path, cc):
+    """Only a fuzzer's pipe at fd 199 is a fuzzer: a file a shell left open there gets no
+    forkserver hello."""
+    program = build(tmp_path, cc, "one-command", [])
+    kept = tmp_path / "fd199"
+    subprocess.run(["bash", "-c", f'"$0" 199>"$1"', str(program), str(kept)], check=True,
+                   capture_output=True)
+    assert kept.read_bytes() == b""
