@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from ffcc import runtime
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.plan import (
@@ -19,6 +21,7 @@ from ffcc.instrument.plan import (
     project_compiles,
     project_link,
     runtime_build,
+    sanitizer_runtime_flags,
 )
 from ffcc.instrument.toolchain import CLANG, FOREIGN, GCC, Backend
 
@@ -189,3 +192,15 @@ def test_links_that_ask_clang_for_something_keep_its_driver():
     cmd = parse_command(["-O1", "a.c", "-o", "build/"])
     link = project_link(cmd, CLANG_WITH_GCC, [Path("build/obj/a.o")], Path("build/a"), None)
     assert link == ["/usr/bin/gcc", "build/obj/a.o", "-o", "build/a"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["x.c", "-o", "x"], ["-fno-sanitize-link-runtime"]),
+    (["-fsanitize=address", "x.c", "-o", "x"], []),
+    (["-c", "x.c", "-o", "x.o"], []),
+])
+def test_clang_links_a_sanitizer_runtime_only_when_asked(args, expected):
+    clang = Backend(path="/usr/bin/clang", kind=CLANG)
+    assert sanitizer_runtime_flags(parse_command(args), clang) == expected
+    gcc = Backend(path="/usr/bin/gcc", kind=GCC)
+    assert sanitizer_runtime_flags(parse_command(args), gcc) == []
