@@ -75,7 +75,12 @@ def parse_memory(text: str) -> int:
         raise click.BadParameter(f"not a memory size: {text}") from None
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings={"help_option_names": ["-h", "--help"]}, epilog="""\b
+Other commands (each has --help):
+  ffuzz report OUT           what a campaign's inputs cover: labels, mutants, edges
+  ffuzz plot OUT... -o DIR   the campaigns over time, side by side
+  ffuzz cluster ...          one campaign over the machines of a Ray cluster""")
+@click.version_option(package_name="ffcc", prog_name="ffuzz", message="%(prog)s (ffcc) %(version)s")
 @click.option("-i", "input_dir", required=True, help="Seed directory, or - to resume from -o.")
 @click.option("-o", "output_dir", required=True, type=click.Path(path_type=Path),
               help="Output directory (results go to OUT/default).")
