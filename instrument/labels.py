@@ -434,12 +434,15 @@ class LabelBuilder:
         """Write the annotated copy of one source; None when it gets no labels.
 
         A file libclang cannot parse is compiled as it is, so the user sees the
-        compiler's own diagnostics.
+        compiler's own diagnostics; so is a file that cannot be read (the compiler says why
+        in one line).
         """
         from ffcc.rewriters import annotate
         from ffcc.rewriters.unit import ParseError
 
         if source.language != "c" or source.path == "-" or not self.selection.wants_file(source.path):
+            return None
+        if not os.access(source.path, os.R_OK):
             return None
         try:
             result = annotate(source.path, [*self.macros, *flags], self.label_options)

@@ -51,3 +51,15 @@ def test_unknown_option_is_one_line():
     done = ffcc("--mcc-maxx=3", "a.c", check=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "unknown option '--mcc-maxx=3'" in done.stderr
+
+
+@pytest.mark.parametrize("labels", [[], ["--mcc", "--wm"], ["--mcc", "--wm", "--prune"]])
+@pytest.mark.parametrize("form", ["project", "compile"])
+def test_a_missing_source_is_the_compilers_message_with_or_without_labels(tmp_path, form, labels):
+    """A source that does not exist gets the compiler's own short diagnostics, never a
+    traceback, whatever labels were asked for."""
+    output = ["-o", f"{tmp_path}/"] if form == "project" else ["-c", "-o", str(tmp_path / "x.o")]
+    done = ffcc(*labels, *output, str(tmp_path / "nonexist.c"), check=False)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 3
+    assert "nonexist.c" in done.stderr
