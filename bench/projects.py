@@ -8,11 +8,70 @@ fresh for every build.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+Counts = dict[str, int]  # "pass", "fail", "skip", "error", ... -> how many tests
+
+
+def automake_counts(tree: Path, output: str) -> Counts:
+    """The counts of automake's test-suite summary (every summary of a recursive check)."""
+    counts: Counter[str] = Counter()
+    for kind, number in re.findall(r"^# (PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): +(\d+)", output, re.M):
+        counts[kind.lower()] += int(number)
+    return dict(counts)
+
+
+def ctest_counts(tree: Path, output: str) -> Counts:
+    """ctest's closing line: "95% tests passed, 1 tests failed out of 19"."""
+    if not (match := re.search(r"\d+% tests passed, (\d+) tests failed out of (\d+)", output)):
+        return {}
+    return {"pass": int(match[2]) - int(match[1]), "fail": int(match[1])}
+
+
+def marker_counts(passed: str, failed: str) -> Callable[[Path, str], Counts]:
+    """Counts of lines matching ``passed`` and ``failed``: for suites without a summary, whose
+    every test prints a verdict of its own (zlib's "*** zlib test OK ***")."""
+    def counts(tree: Path, output: str) -> Counts:
+        return {"pass": len(re.findall(passed, output, re.M)),
+                "fail": len(re.findall(failed, output, re.M))}
+    return counts
+
+
+def jq_counts(tree: Path, output: str) -> Counts:
+    """automake's counts, and inside them the cases of jq's own runner ("301 of 301 tests
+    passed" in each tests/*.log), where a difference would hide in a passing script."""
+    counts = automake_counts(tree, output)
+    for log in sorted(tree.glob("tests/*.log")):
+        for passed, total in re.findall(r"^(\d+) of (\d+) tests passed", log.read_text(), re.M):
+            counts["cases"] = counts.get("cases", 0) + int(total)
+            counts["cases_fail"] = counts.get("cases_fail", 0) + int(total) - int(passed)
+    return counts
+
+
+def expat_counts(tree: Path, output: str) -> Counts:
+    """automake's counts, and the checks of expat's minicheck runners ("100%: Checks: 251,
+    Failed: 0" in tests/runtests.log and runtestspp.log, the C and the C++ runner)."""
+    counts = automake_counts(tree, output)
+    for log in sorted(tree.glob("expat/tests/runtests*.log")):
+        for total, failed in re.findall(r"Checks: (\d+), Failed: (\d+)", log.read_text()):
+            counts["cases"] = counts.get("cases", 0) + int(total)
+            counts["cases_fail"] = counts.get("cases_fail", 0) + int(failed)
+    return counts
+
+
+def cmp_counts(tree: Path, output: str) -> Counts:
+    """bzip2's check: each echoed ``cmp`` is a test; one that prints "differ" or "EOF on"
+    failed (``make -k`` goes on past it)."""
+    tests = len(re.findall(r"^cmp ", output, re.M))
+    failed = len(re.findall(r"^\S+ \S+ differ|^cmp: EOF on", output, re.M))
+    return {"pass": tests - failed, "fail": failed}
 
 
 @dataclass(frozen=True)
@@ -26,24 +85,39 @@ class Project:
     build: str
     check: str
     clean: str = "make clean"   # undoes the build, keeps the configuration
+    # The check's pass/fail/skip counts from the tree (logs) and the check's output.
+    counts: Callable[[Path, str], Counts] = automake_counts
+    # Run after the check; writes files into roundtrip/ that every build of the project must
+    # write byte for byte alike, and fails when a round trip (compress, decompress) differs.
+    roundtrip: str = ""
+    cxx: bool = False           # has C++ units: CXX matters
 
     def source_dir(self, cache: Path) -> Path | None:
         found = sorted(p for p in cache.glob(f"{self.name}-*") if p.is_dir())
         return found[0] if found else None
 
 
-ZLIB = Project("zlib", ("zlib",), (), "CC={cc} ./configure", "make -j2", "make test")
+# Static and shared (examplesh, minigzipsh against libz.so) builds, each tested.
+ZLIB = Project("zlib", ("zlib",), (), "CC={cc} ./configure", "make -j2", "make test",
+               counts=marker_counts(r"\*\*\* zlib .*test OK \*\*\*", r"\*\*\* .*test FAILED"),
+               roundtrip="mkdir -p roundtrip && cat *.c *.h > roundtrip/input"
+               " && ./minigzip -9 < roundtrip/input > roundtrip/input.9.gz"
+               " && ./minigzip -1 < roundtrip/input > roundtrip/input.1.gz"
+               " && ./minigzipsh -d < roundtrip/input.9.gz | cmp - roundtrip/input"
+               " && ./minigzip -d < roundtrip/input.1.gz | cmp - roundtrip/input")
 JQ = Project(
     "jq", ("jq", "jq=1.6-2.1+deb12u2"), ("autoreconf -fi",),
     # valgrind 3.19 cannot read clang 14's DWARF 5 (plain clang -g fails too).
     "CC={cc} ./configure --disable-shared --disable-docs --disable-maintainer-mode "
     "--disable-valgrind",
-    "make -j2", "make check -j2")
+    "make -j2", "make check -j2", counts=jq_counts,
+    roundtrip="mkdir -p roundtrip && ./jq -n '[range(2000) | {a: ., b: (. * 1.37), c: tostring}]'"
+    " > roundtrip/gen.json && ./jq -S -c 'map(.b / 3)' roundtrip/gen.json > roundtrip/canon.json")
 CJSON = Project("cjson", ("cjson",), (),
                 "cmake -S . -B build -DCMAKE_C_COMPILER={cc} -DENABLE_CJSON_TEST=On "
                 "-DBUILD_SHARED_LIBS=Off -DENABLE_CUSTOM_COMPILER_FLAGS=Off",
                 "cmake --build build -j2", "cd build && ctest --output-on-failure",
-                "cmake --build build --target clean")
+                "cmake --build build --target clean", counts=ctest_counts)
 # Numeric libraries whose own tests watch the floating-point environment.  MPFR's
 # tests, with these macros, trap division by zero and invalid operations
 # (feenableexcept) and fail when either flag is raised at the end of a test.
@@ -80,7 +154,52 @@ COREUTILS = Project(
     "printf 'b 2\\na 10\\nb 1\\n' | src/sort -k2,2n | src/wc"
     " && src/expr 6 '*' 7 && src/printf '%.3f %x\\n' 2.5 255 && src/ls -l src/wc >/dev/null"
     " && echo ffcc | src/od -An -tx1")
-PROJECTS = {p.name: p for p in (ZLIB, JQ, CJSON, MPFR, PIXMAN, COREUTILS)}
+# bzip2 has no configure: its two Makefiles name gcc.  The shared library (Makefile-libbz2_so,
+# -fPIC objects) first, then the static one and the programs from fresh objects.  Its own
+# `make test` compresses and decompresses three samples and compares them with the shipped
+# ones; the same six comparisons run on bzip2-shared (libbz2.so).
+BZIP2_CHECK = (
+    "make -k test; rc=$?; for n in 1 2 3; do"
+    " echo cmp bzip2-shared -$n sample$n;"
+    " LD_LIBRARY_PATH=. ./bzip2-shared -$n < sample$n.ref | cmp - sample$n.bz2 || rc=1;"
+    " echo cmp bzip2-shared -d sample$n;"
+    " LD_LIBRARY_PATH=. ./bzip2-shared -d < sample$n.bz2 | cmp - sample$n.ref || rc=1;"
+    " done; exit $rc")
+BZIP2 = Project(
+    "bzip2", ("bzip2",), (), "sed -i 's/^CC=gcc$/CC={cc}/' Makefile Makefile-libbz2_so",
+    "make -f Makefile-libbz2_so && rm -f *.o && make -j2 libbz2.a bzip2 bzip2recover",
+    BZIP2_CHECK, counts=cmp_counts,
+    roundtrip="mkdir -p roundtrip && cat *.c *.h sample1.ref sample2.ref > roundtrip/input"
+    " && ./bzip2 -9 < roundtrip/input > roundtrip/input.9.bz2"
+    " && ./bzip2 -1 < roundtrip/input > roundtrip/input.1.bz2"
+    " && LD_LIBRARY_PATH=. ./bzip2-shared -d < roundtrip/input.9.bz2 | cmp - roundtrip/input"
+    " && ./bzip2 -d < roundtrip/input.1.bz2 | cmp - roundtrip/input")
+# C and C++: libexpat.so, xmlwf, and two test runners on the same checks, runtests (C) and
+# runtestspp (C++, linked by CXX).  The newest Debian revision answers 404.
+EXPAT = Project(
+    "expat", ("expat", "expat=2.5.0-1+deb12u2"), ("cd expat && ./buildconf.sh",),
+    "cd expat && ./configure CC={cc} --without-docbook", "make -C expat -j2",
+    "make -C expat check -j2", counts=expat_counts, cxx=True,
+    roundtrip="mkdir -p roundtrip && expat/xmlwf/xmlwf -d roundtrip"
+    " testdata/largefiles/nes96.xml expat/doc/xmlwf.xml")
+LIBYAML = Project(
+    "libyaml", ("libyaml",), ("./bootstrap",), "./configure CC={cc}", "make -j2",
+    "make check -j2",
+    roundtrip="mkdir -p roundtrip && for f in examples/*.yaml; do"
+    " tests/example-reformatter < $f > roundtrip/${f#examples/} || exit 1; done")
+# libpng.so and its 30-odd check programs (pngvalid's many variants, pngstest, pngimage).
+LIBPNG = Project(
+    "libpng1.6", ("libpng1.6", "libpng1.6=1.6.39-2+deb12u5"), (), "./configure CC={cc}",
+    "make -j2", "make check -j2",
+    roundtrip="mkdir -p roundtrip && ./pngtest pngtest.png roundtrip/pngout.png"
+    " && ./pngtest roundtrip/pngout.png roundtrip/pngout2.png")
+# Colour management: floating-point interpolation and matrix code, liblcms2.so.  Its
+# testbed prints "Checking <title> ...Ok." or "FAIL!" per check, then a speed test.
+LCMS2 = Project(
+    "lcms2", ("lcms2",), (), "./configure CC={cc}", "make -j2", "make check",
+    counts=marker_counts(r"^Checking .*\.\.\.\s*Ok", r"FAIL!\s*$"))
+PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, EXPAT, JQ, LIBPNG, LCMS2, MPFR,
+                                PIXMAN, COREUTILS)}
 
 
 def sources_cache() -> Path:
