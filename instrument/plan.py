@@ -263,8 +263,8 @@ class RuntimeBuild:
 
 def runtime_compile(backend: Backend, source: Path, output: Path,
                     flags: tuple[str, ...]) -> list[str]:
-    """One runtime source compiled to ``output``."""
-    return [backend.path, *RUNTIME_CFLAGS, *flags, "-I", str(runtime.RUNTIME_DIR),
+    """One runtime source compiled to ``output`` (by the C compiler: ffcc++'s too)."""
+    return [backend.c_compiler, *RUNTIME_CFLAGS, *flags, "-I", str(runtime.RUNTIME_DIR),
             "-c", str(source), "-o", str(output)]
 
 
@@ -283,7 +283,7 @@ def runtime_build(backend: Backend, arch_flags: tuple[str, ...], work: Path) -> 
         runtime_compile(backend, runtime.FUZZER_MAIN, main_object, arch_flags),
         runtime_compile(backend, runtime.CMPLOG, files.cmplog, arch_flags),
     )
-    merge = [backend.path, *arch_flags, "-r", "-nostdlib", "-o", str(files.core),
+    merge = [backend.c_compiler, *arch_flags, "-r", "-nostdlib", "-o", str(files.core),
              *map(str, parts)]
     archive = ["ar", "rcs", str(files.fuzzer_main), str(main_object)]
     return RuntimeBuild(compiles, merge, archive, parts)

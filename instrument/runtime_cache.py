@@ -1,4 +1,4 @@
-"""Build the C runtime once per compiler and keep it in a cache.
+"""Build the C runtime once per C compiler and keep it in a cache (ffcc++ shares ffcc's).
 
 Parallel builds (make -j) may race to build it: each builds in its own
 temporary directory and renames it into place; the loser uses the winner's.
@@ -31,8 +31,8 @@ def _key(backend: Backend, arch_flags: tuple[str, ...]) -> str:
     digest = hashlib.sha256()
     for source in sorted(runtime.RUNTIME_DIR.glob("*.[ch]")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    stat = os.stat(backend.path)
-    digest.update(f"{os.path.realpath(backend.path)}|{stat.st_mtime_ns}|{stat.st_size}|"
+    stat = os.stat(backend.c_compiler)  # ffcc++ links the runtime ffcc's C compiler built
+    digest.update(f"{os.path.realpath(backend.c_compiler)}|{stat.st_mtime_ns}|{stat.st_size}|"
                   f"{backend.kind}|{' '.join(arch_flags)}".encode())
     return digest.hexdigest()[:20]
 

@@ -1,8 +1,11 @@
 """Which real compiler ffcc drives, and how it instruments edges.
 
 ``select_backend`` is the one place that chooses it: the compiler asked for (``--cc``,
-else ``FFCC_CC``; options.py reads both), else clang, else gcc, else cc.  Every command
-run with it is built in plan.py.
+else ``FFCC_CC``; options.py reads both), else clang, else gcc, else cc.  ``ffcc++``, the
+same driver run under that name (as afl-clang-fast++ is afl-cc), runs the C++ compiler
+asked for (``--cxx``, else ``FFCC_CXX``), else the C++ one of that C compiler's pair
+(clang++, g++), and keeps the C one for ffcc's runtime, which is C.  Every command run
+with it is built in plan.py.
 
 clang gets ``-fsanitize-coverage=trace-pc-guard`` (collision-free edge ids);
 gcc, which has no guard mode, gets ``-fsanitize-coverage=trace-pc`` and the
@@ -38,6 +41,16 @@ CMPLOG_FLAGS = ("-fsanitize-coverage=trace-cmp",
                 *(f"-fno-builtin-{routine}" for routine in CMPLOG_ROUTINES))
 
 
+C_DRIVER, CXX_DRIVER = "ffcc", "ffcc++"
+
+
+def driver_of(program: str) -> str:
+    """The driver a command was run as, from its ``argv[0]``: ffcc++ when the name ends in
+    "++" (a path, a symlink or a target prefix included), as afl-cc tells afl-clang-fast++
+    from afl-clang-fast."""
+    return CXX_DRIVER if os.path.basename(program).endswith("++") else C_DRIVER
+
+
 @dataclass(frozen=True)
 class Backend:
     """A real compiler: where it is and what kind it is."""
@@ -45,7 +58,8 @@ class Backend:
     path: str
     kind: str
     cmplog: bool = False  # ffcc --cmplog: comparisons logged too
-    linker: str | None = None  # the gcc that may run clang's plain links (plan.link_argv)
+    linker: str | None = None  # the gcc (g++) that may run clang's plain links (plan.link_argv)
+    c_path: str | None = None  # ffcc++: the C compiler of path's pair
 
     @property
     def coverage_flags(self) -> tuple[str, ...]:
@@ -55,6 +69,12 @@ class Backend:
     def links_ffcc_runtime(self) -> bool:
         return self.kind != FOREIGN
 
+    @property
+    def c_compiler(self) -> str:
+        """The compiler that builds ffcc's runtime, which is C: the backend, or for ffcc++ the
+        C compiler of its pair (so both drivers of a build link the same runtime)."""
+        return self.c_path or self.path
+
 
 def _kind_of(path: str) -> str:
     name = Path(path).name
@@ -62,7 +82,7 @@ def _kind_of(path: str) -> str:
         return FOREIGN
     if "clang" in name:
         return CLANG
-    if "gcc" in name:
+    if "gcc" in name or "g++" in name:
         return GCC
     import subprocess  # only for compilers whose name does not tell
     try:
@@ -73,29 +93,87 @@ def _kind_of(path: str) -> str:
     return CLANG if "clang" in banner else GCC
 
 
+# Compilers are installed in pairs, named alike: (C word, C++ word) of their names, as in
+# clang-18 and clang++-18, x86_64-linux-gnu-gcc-12 and x86_64-linux-gnu-g++-12, cc and c++,
+# afl-gcc-fast and afl-g++-fast.  AFL++'s clang wrappers add "++" (afl-clang-fast++).
+NAME_PAIRS = (("clang", "clang++"), ("gcc", "g++"), ("cc", "c++"))
+PLUS_PLUS_NAMED = ("afl-clang-fast", "afl-clang-lto")
+
+
+def partner_name(name: str, cxx: bool) -> str | None:
+    """The name of the C++ (``cxx``) or the C compiler of ``name``'s pair: ``name`` when it
+    is that one already, None when the name does not tell."""
+    if ("++" in name) == cxx:
+        return name
+    if name.startswith(PLUS_PLUS_NAMED):
+        return name + "++" if cxx else name.removesuffix("++")
+    for c_word, cxx_word in NAME_PAIRS:
+        old, new = (c_word, cxx_word) if cxx else (cxx_word, c_word)
+        at = name.rfind(old)
+        if at >= 0:
+            return name[:at] + new + name[at + len(old):]
+    return None
+
+
+def _partner(compiler: str, cxx: bool) -> str | None:
+    """The other compiler of ``compiler``'s pair, installed beside it (/usr/bin/clang++ beside
+    /usr/bin/clang), or None."""
+    name = partner_name(os.path.basename(compiler), cxx)
+    if name is None:
+        return None
+    partner = os.path.join(os.path.dirname(compiler), name)
+    return partner if os.access(partner, os.X_OK) else None
+
+
 def _gcc_beside(clang: str) -> str | None:
-    """The gcc installed with ``clang`` (/usr/bin/gcc beside /usr/bin/clang): the system's
-    native compiler, so its links target what clang's do; None if there is none."""
-    gcc = os.path.join(os.path.dirname(clang), "gcc")
-    return gcc if os.access(gcc, os.X_OK) else None
+    """The gcc (g++ for clang++) installed with ``clang`` (/usr/bin/gcc beside
+    /usr/bin/clang): the system's native compiler, so its links target what clang's do; None
+    if there is none."""
+    linker = os.path.join(os.path.dirname(clang), "g++" if "++" in os.path.basename(clang) else "gcc")
+    return linker if os.access(linker, os.X_OK) else None
 
 
-def select_backend(requested: str | None, cmplog: bool = False) -> Backend:
-    """The compiler to run: the one asked for, else clang, else gcc."""
+def _c_compiler(requested: str | None) -> str:
+    """The C compiler ffcc runs: the one asked for, else clang, else gcc, else cc."""
     candidates = [requested] if requested else ["clang", "gcc", "cc"]
     for candidate in candidates:
         path = shutil.which(candidate)
-        if path and Path(path).name != "ffcc":
-            kind = _kind_of(path)
-            backend = Backend(path=path, kind=kind, cmplog=cmplog,
-                              linker=_gcc_beside(path) if kind == CLANG else None)
-            if cmplog and not backend.links_ffcc_runtime:
-                raise FfccError(f"ffcc: error: --cmplog needs ffcc's runtime; {path} brings "
-                                "its own (build with AFL_LLVM_CMPLOG=1 instead)", 2)
-            return backend
+        if path and Path(path).name not in (C_DRIVER, CXX_DRIVER):
+            return path
     if requested:
         raise FfccError(f"ffcc: error: compiler '{requested}' not found (set --cc or FFCC_CC)", 127)
     raise FfccError("ffcc: error: no C compiler found: install clang or gcc, or set FFCC_CC", 127)
+
+
+def _cxx_compiler(requested: str | None, requested_cxx: str | None) -> tuple[str, str]:
+    """ffcc++'s C++ compiler and the C compiler of its pair: the C++ compiler asked for (its
+    C partner, unless a C compiler was asked for too), else the partner of ffcc's C compiler."""
+    if not requested_cxx:
+        c_path = _c_compiler(requested)
+        path = _partner(c_path, cxx=True)
+        if path is None:
+            raise FfccError(f"ffcc: error: no C++ compiler beside {c_path} (install it, or set "
+                            "--cxx or FFCC_CXX)", 127)
+        return path, c_path
+    path = shutil.which(requested_cxx)
+    if path is None or Path(path).name in (C_DRIVER, CXX_DRIVER):
+        raise FfccError(f"ffcc: error: compiler '{requested_cxx}' not found (set --cxx or "
+                        "FFCC_CXX)", 127)
+    return path, (None if requested else _partner(path, cxx=False)) or _c_compiler(requested)
+
+
+def select_backend(requested: str | None, cmplog: bool = False, cxx: bool = False,
+                   requested_cxx: str | None = None) -> Backend:
+    """The compiler to run: the one asked for, else clang, else gcc; for ffcc++ (``cxx``) the
+    C++ compiler of that family (``_cxx_compiler``)."""
+    path, c_path = _cxx_compiler(requested, requested_cxx) if cxx else (_c_compiler(requested), None)
+    kind = _kind_of(path)
+    backend = Backend(path=path, kind=kind, cmplog=cmplog, c_path=c_path,
+                      linker=_gcc_beside(path) if kind == CLANG else None)
+    if cmplog and not backend.links_ffcc_runtime:
+        raise FfccError(f"ffcc: error: --cmplog needs ffcc's runtime; {path} brings "
+                        "its own (build with AFL_LLVM_CMPLOG=1 instead)", 2)
+    return backend
 
 
 FFCC_MACRO = "-D__FFCC__=1"
@@ -104,14 +182,16 @@ FFCC_MACRO = "-D__FFCC__=1"
 def predefined_macros() -> list[str]:
     """Macros AFL++ users test for, and the persistent-mode macros of afl-clang-fast.
 
-    The __afl_* names are the ABI of those macros; ffcc's runtime provides them.
+    The __afl_* names are the ABI of those macros; ffcc's runtime provides them.  The
+    functions are declared with their symbol's name (``__asm__``), as afl-cc declares them:
+    a C++ unit would otherwise call a mangled name that no runtime defines.
     """
     loop = ('({ static volatile const char *_ffcc_sig __attribute__((used, unused)); '
             f'_ffcc_sig = (const char *)"{NAMES["FFCC_SIG_PERSISTENT"]}"; '
-            'int __afl_persistent_loop(unsigned int); __afl_persistent_loop(_A); })')
+            'int _ffcc_loop(unsigned int) __asm__("__afl_persistent_loop"); _ffcc_loop(_A); })')
     init = ('do { static volatile const char *_ffcc_sig __attribute__((used, unused)); '
             f'_ffcc_sig = (const char *)"{NAMES["FFCC_SIG_DEFER"]}"; '
-            'void __afl_manual_init(void); __afl_manual_init(); } while (0)')
+            'void _ffcc_init(void) __asm__("__afl_manual_init"); _ffcc_init(); } while (0)')
     fuzz_init = ('int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; '
                  'extern unsigned char *__afl_fuzz_ptr; '
                  f'unsigned char __afl_fuzz_alt[{MAX_INPUT}]; '
