@@ -22,9 +22,9 @@ from ffcc.runtime.abi import SUMMARY_SUFFIX
 
 from .command_line import Mode, parse_command
 from .errors import FfccError
-from .options import HELP, FfccOptions, parse_options
+from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, plan_compile, preprocess_argv
-from .toolchain import Backend, predefined_macros, select_backend
+from .toolchain import C_DRIVER, Backend, driver_of, predefined_macros, select_backend
 
 
 def label_builder(opts: FfccOptions, backend: Backend):
@@ -100,13 +100,14 @@ def estimate(paths: list[str], opts: FfccOptions) -> int:
     return 0
 
 
-def run(argv: list[str]) -> int:
-    """Do what the command line asks; returns the exit status (or execs the compiler)."""
-    opts = parse_options(argv)
+def run(argv: list[str], driver: str = C_DRIVER) -> int:
+    """Do what the command line asks of ``driver`` (ffcc, or ffcc++ for C++); returns the exit
+    status (or execs the compiler)."""
+    opts = parse_options(argv, driver=driver)
     if opts.help:
-        sys.stdout.write(HELP)
+        sys.stdout.write(help_text(driver))
         return 0
-    command = parse_command(opts.compiler_args)
+    command = parse_command(opts.compiler_args, cxx=opts.cxx_driver)
     rebuilt = rebuild_build_dir(opts, command)
     if rebuilt is not None:
         return rebuilt
@@ -117,7 +118,7 @@ def run(argv: list[str]) -> int:
                             f"directory (ffcc {spelled} build/)", 2)
     if opts.estimate:
         return estimate([s.path for s in command.c_sources], opts)
-    backend = select_backend(opts.cc, opts.cmplog)
+    backend = select_backend(opts.cc, opts.cmplog, opts.cxx_driver, opts.cxx)
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
     # A link alone needs no rewriters (their import costs a tenth of a second per command).
     builder = (label_builder(opts, backend)
@@ -177,12 +178,15 @@ def _files(count: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: one line on stderr and a non-zero exit for any FfccError."""
+    """Console entry point (``argv`` as in sys.argv: its first word, the name run, tells
+    ffcc++ from ffcc): one line on stderr and a non-zero exit for any FfccError."""
+    argv = sys.argv if argv is None else argv
+    driver = driver_of(argv[0])
     try:
-        sys.exit(run(sys.argv[1:] if argv is None else argv))
+        sys.exit(run(argv[1:], driver))
     except FfccError as err:
-        print(str(err), file=sys.stderr)
+        print(err.reported_by(driver), file=sys.stderr)
         sys.exit(err.exit_code)
     except subprocess.SubprocessError as err:
-        print(f"ffcc: error: {err}", file=sys.stderr)
+        print(f"{driver}: error: {err}", file=sys.stderr)
         sys.exit(1)

@@ -24,6 +24,8 @@ JOINABLE = frozenset({"-o", "-I", "-D", "-U", "-L", "-l", "-x", "-u", "-T", "-z"
                       "-A", "-G"})
 
 C_LIKE = {".c": "c", ".i": "c", ".h": "c-header"}
+# g++ and clang++ read what gcc reads as C as C++ (ffcc++ does as they do), unless -x says.
+C_LIKE_FOR_CXX = {".c": "c++", ".i": "c++", ".h": "c++-header"}
 CXX_LIKE = {".cc", ".cp", ".cxx", ".cpp", ".CPP", ".c++", ".C", ".ii"}
 ASM_LIKE = {".s", ".S", ".sx"}
 
@@ -76,13 +78,14 @@ class CompilerCommand:
         return self.mode is Mode.LINK and not (self.shared or self.relocatable)
 
 
-def _language_of(path: str, forced: str | None) -> str | None:
+def _language_of(path: str, forced: str | None, cxx: bool) -> str | None:
     if forced and forced != "none":
         return {"assembler": "asm", "assembler-with-cpp": "asm"}.get(forced, forced)
     dot = path.rfind(".")
     ext = path[dot:] if dot > path.rfind("/") else ""
-    if ext in C_LIKE:
-        return C_LIKE[ext]
+    c_like = C_LIKE_FOR_CXX if cxx else C_LIKE
+    if ext in c_like:
+        return c_like[ext]
     if ext in CXX_LIKE:
         return "c++"
     if ext in ASM_LIKE:
@@ -90,8 +93,8 @@ def _language_of(path: str, forced: str | None) -> str | None:
     return None
 
 
-def parse_command(args: list[str]) -> CompilerCommand:
-    """Classify a compiler command line."""
+def parse_command(args: list[str], cxx: bool = False) -> CompilerCommand:
+    """Classify a compiler command line, of a C++ compiler (ffcc++) when ``cxx``."""
     flags: set[str] = set()
     sources: list[Source] = []
     linker_inputs: list[str] = []
@@ -105,7 +108,8 @@ def parse_command(args: list[str]) -> CompilerCommand:
         start = i
         i += 1
         if arg == "-" or not arg.startswith("-"):
-            language = _language_of(arg, forced_language) if arg != "-" else (forced_language or "c")
+            language = (_language_of(arg, forced_language, cxx) if arg != "-"
+                        else forced_language or ("c++" if cxx else "c"))
             if language is None:
                 linker_inputs.append(arg)
             else:

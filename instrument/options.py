@@ -4,7 +4,8 @@ A compiler driver cannot let an option parser loose on gcc's argv (click would
 take ``x.c`` as the value of ``--wm``), so ffcc's options are all long, use
 ``--opt=value`` or ``--opt value`` for the few that take values, and every other
 argument is left, in order, for the compiler.  Build systems that cannot add
-flags pass them in ``FFCC_FLAGS``; ``FFCC_CC`` picks the backend compiler.
+flags pass them in ``FFCC_FLAGS``; ``FFCC_CC`` picks the backend compiler, ``FFCC_CXX``
+ffcc++'s.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ffcc.rewriters.model import MCC_MAX_DEFAULT
 from ffcc.rewriters.operators import GROUPS, WM_DEFAULT, WM_GROUPS
 
 from .errors import FfccError
+from .toolchain import C_DRIVER, CXX_DRIVER
 
 PRUNE_METHODS = ("fast", "gccdiff")
 
@@ -40,6 +42,8 @@ class FfccOptions:
     """What the user asked of ffcc itself, apart from the compile."""
 
     cc: str | None = None
+    cxx: str | None = None  # ffcc++'s backend compiler (--cxx, FFCC_CXX)
+    driver: str = C_DRIVER  # the name the command ran under: ffcc, or ffcc++ for C++
     name: str | None = None
     mcc: bool = False
     mcc_max: int | None = None  # as given; None: the rewriters' default bound
@@ -60,6 +64,10 @@ class FfccOptions:
     labels_required: bool = False  # a unit whose labelled code does not compile is an error
     label_gates: bool = False      # a site whose labels are all retired skips its label code
     cmplog: bool = False  # log comparisons' operands for ffuzz -c
+
+    @property
+    def cxx_driver(self) -> bool:
+        return self.driver == CXX_DRIVER
 
     @property
     def wants_labels(self) -> bool:
@@ -138,6 +146,7 @@ _FLAG = "flag"
 
 FFCC_OPTIONS = {
     "cc": (_VALUE, _set("cc")),
+    "cxx": (_VALUE, _set("cxx")),
     "name": (_VALUE, _set("name")),
     "mcc": (_FLAG, _set("mcc", lambda v: True)),
     "mcc-max": (_VALUE, lambda o, v: setattr(o, "mcc_max", _bound("--mcc-max", v))),
@@ -159,10 +168,13 @@ FFCC_OPTIONS = {
 }
 
 
-def parse_options(argv: list[str], environ: Mapping[str, str] | None = None) -> FfccOptions:
-    """Split argv into ffcc's options and the compiler's arguments (order kept)."""
+def parse_options(argv: list[str], environ: Mapping[str, str] | None = None,
+                  driver: str = C_DRIVER) -> FfccOptions:
+    """Split argv into ffcc's options and the compiler's arguments (order kept); ``driver``
+    is the name the command ran under (toolchain.driver_of)."""
     environ = os.environ if environ is None else environ
-    opts = FfccOptions(cc=environ.get("FFCC_CC") or None)
+    opts = FfccOptions(cc=environ.get("FFCC_CC") or None, cxx=environ.get("FFCC_CXX") or None,
+                       driver=driver)
     words = shlex.split(environ.get("FFCC_FLAGS", "")) + list(argv)
     from_env = len(words) - len(argv)
     i = 0
@@ -203,13 +215,18 @@ usage: ffcc [ffcc options] [compiler arguments]
 
 ffcc is a C compiler driver: it runs gcc or clang with edge-coverage
 instrumentation and links ffcc's runtime (AFL-compatible forkserver).
+ffcc++ is its C++ driver: it runs clang++ or g++, and C++ units get edge
+coverage and the runtime, no labels.
 
   ffcc -o build/ src/*.c        project form: build one program in build/
-  CC=ffcc ./configure && make   drop-in form: every gcc/clang flag works
+  CC=ffcc CXX=ffcc++ ./configure && make
+                                drop-in form: every gcc/clang flag works
 
 ffcc options (also accepted from the FFCC_FLAGS environment variable):
   --cc=CC            backend compiler (default: clang if installed, else gcc;
                      env FFCC_CC)
+  --cxx=CXX          ffcc++'s backend compiler (default: the C++ compiler of
+                     the --cc one's family, clang++ or g++; env FFCC_CXX)
   --name=NAME        program name in project form (default: the file with main)
   --mcc              multiple condition coverage labels
   --mcc-max=K        a decision with more than 2^K combinations of condition
@@ -247,3 +264,8 @@ ffcc options (also accepted from the FFCC_FLAGS environment variable):
 
 label operator groups (--mcc is MCC; --wm=OPS names the others):
 {_group_lines()}"""
+
+
+def help_text(driver: str) -> str:
+    """``--help``'s text (HELP) with its usage line naming the driver run, ffcc or ffcc++."""
+    return HELP.replace("usage: ffcc ", f"usage: {driver} ", 1)
