@@ -1,10 +1,11 @@
 """What pyproject.toml cannot say: the cffi module (cffi hooks into the build only from setup.py,
-python-cffi/cffi#55) and the compiled ``ffcc`` command.
+python-cffi/cffi#55) and the compiled ``ffcc`` command, installed as ``ffcc++`` too.
 
 ``ffcc`` runs once per compile of a build, so it is a small C program (instrument/ffcc_client.c)
 that hands commands to the compile server and leaves everything else to Python's client, run
 by the interpreter installing it.  Without a C compiler (which ffcc itself needs anyway), the
-command is the Python client alone.  Everything else lives in pyproject.toml.
+command is the Python client alone.  ``ffcc++`` is a copy of the command: the name it runs
+under makes it ffcc's C++ driver (toolchain.driver_of).  Everything else lives in pyproject.toml.
 """
 import os
 import shutil
@@ -16,6 +17,7 @@ from setuptools import Distribution, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENT_SOURCE = os.path.join("instrument", "ffcc_client.c")
 COMMAND = os.path.join("build", "ffcc-command", "ffcc")
+CXX_COMMAND = os.path.join("build", "ffcc-command", "ffcc++")
 PYTHON_COMMAND = f"""#!{sys.executable}
 import sys
 from ffcc.instrument.client import main
@@ -45,6 +47,13 @@ def build_command() -> str:
     return COMMAND
 
 
+def build_commands() -> list[str]:
+    """``COMMAND`` (build_command) and its copy ``CXX_COMMAND``."""
+    command = build_command()
+    shutil.copy(os.path.join(HERE, command), os.path.join(HERE, CXX_COMMAND))
+    return [command, CXX_COMMAND]
+
+
 class BuildScripts(Distribution().get_command_class("build_scripts")):  # type: ignore[misc]
     """Copies the command as it is: the stock command reads every script as Python text."""
 
@@ -59,5 +68,5 @@ class BuildScripts(Distribution().get_command_class("build_scripts")):  # type: 
         return outfiles, outfiles
 
 
-setup(cffi_modules=["native/_build.py:ffibuilder"], scripts=[build_command()],
+setup(cffi_modules=["native/_build.py:ffibuilder"], scripts=build_commands(),
       cmdclass={"build_scripts": BuildScripts})

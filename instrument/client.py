@@ -16,6 +16,9 @@ their modification times), so an upgraded or edited ffcc never meets an old serv
 records that path for the compiled client, and the server refuses commands once its code has
 changed. Without a server, the command runs here and starts one for the commands that follow.
 ``FFCC_SERVER=0`` turns the server off.
+
+``ffcc++`` is the same client under another name: the command line goes on whole, its first
+word included, and that word (``cli.main``) tells ffcc++ from ffcc wherever the command runs.
 """
 
 from __future__ import annotations
@@ -121,8 +124,8 @@ def forward(argv: list[str], path: str) -> int | None:
         _signal.signal(signo, pass_on)
     reply = receive_exact(conn, STATUS.size)
     if len(reply) != STATUS.size:
-        print("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
-              "without it)", file=sys.stderr)
+        print(f"{os.path.basename(argv[0])}: error: the compile server stopped during this "
+              "command (FFCC_SERVER=0 runs without it)", file=sys.stderr)
         return 1
     return STATUS.unpack(reply)[0]
 
@@ -181,4 +184,4 @@ def main() -> None:
                 os._exit(status & 0xFF)
             start_server(path)
     from .cli import main as run_here
-    run_here(sys.argv[1:])
+    run_here(sys.argv)

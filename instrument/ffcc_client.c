@@ -36,9 +36,10 @@
 #define MAGIC_SIZE 4
 #define CACHE_ENV "FFCC_CLIENT_CACHE"
 /* client.py's main, without the working directory that -c puts first on the module path (a
- * directory named ffcc there would be imported instead of ffcc). */
+ * directory named ffcc there would be imported instead of ffcc), with this program's argv as
+ * sys.argv: its argv[0] tells ffcc++ from ffcc. */
 #define PYTHON_CLIENT \
-    "import sys; sys.path.pop(0); sys.argv[0] = 'ffcc'; from ffcc.instrument.client import main; main()"
+    "import sys; sys.path.pop(0); del sys.argv[0]; from ffcc.instrument.client import main; main()"
 
 extern char **environ;
 
@@ -233,6 +234,12 @@ static void finish(int32_t status) {
     _exit(status & 0xff);
 }
 
+/* The name this program was run as (ffcc, ffcc++), for its messages, as gcc names itself. */
+static const char *program_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 /* Run the command in the server; returns only if it never took the command. */
 static void forward(const char *cache, int argc, char **argv) {
     struct sockaddr_un address;
@@ -263,8 +270,8 @@ static void forward(const char *cache, int argc, char **argv) {
         sigaction(forwarded[i], &action, NULL);
     unsigned char reply[4];
     if (transfer_all(conn, reply, sizeof reply, 0) != 0) {
-        fputs("ffcc: error: the compile server stopped during this command (FFCC_SERVER=0 runs "
-              "without it)\n", stderr);
+        fprintf(stderr, "%s: error: the compile server stopped during this command "
+                "(FFCC_SERVER=0 runs without it)\n", program_name(argv[0]));
         _exit(1);
     }
     finish((int32_t)((uint32_t)reply[0] | (uint32_t)reply[1] << 8 | (uint32_t)reply[2] << 16
@@ -292,16 +299,16 @@ int main(int argc, char **argv) {
     }
     char **python_argv = calloc((size_t)argc + 4, sizeof *python_argv);
     if (!python_argv) {
-        perror("ffcc");
+        perror(program_name(argv[0]));
         return 1;
     }
     python_argv[0] = FFCC_PYTHON;
     python_argv[1] = "-c";
     python_argv[2] = PYTHON_CLIENT;
-    for (int i = 1; i < argc; i++)
-        python_argv[i + 2] = argv[i];
+    for (int i = 0; i < argc; i++)
+        python_argv[i + 3] = argv[i];
     execv(FFCC_PYTHON, python_argv);
-    fprintf(stderr, "ffcc: error: cannot run %s: %s (reinstall ffcc for this Python)\n",
-            FFCC_PYTHON, strerror(errno));
+    fprintf(stderr, "%s: error: cannot run %s: %s (reinstall ffcc for this Python)\n",
+            program_name(argv[0]), FFCC_PYTHON, strerror(errno));
     return 127;
 }

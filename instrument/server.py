@@ -2,9 +2,10 @@
 
 ``python -m ffcc.instrument.server SOCKET`` (client.py starts it) listens on a Unix socket in
 a directory only its user can enter. For each connection it forks a relay, which reads the
-command (argv, working directory, environment, umask, niceness, and the client's stdin, stdout
-and stderr as file descriptors), acknowledges it and forks the worker that runs it exactly as
-``ffcc`` would in the client's place: the worker may even ``exec`` the backend compiler. The
+command (argv, whose first word tells ffcc++ from ffcc, working directory, environment, umask,
+niceness, and the client's stdin, stdout and stderr as file descriptors), acknowledges it and
+forks the worker that runs it exactly as ``ffcc`` would in the client's place: the worker may
+even ``exec`` the backend compiler. The
 relay reports how the worker ended; signals the client receives (make's Ctrl-C) are passed on
 to the worker's process group, and a client that disappears takes the worker with it.
 
@@ -135,7 +136,7 @@ def work(request: tuple, fds: list[int]) -> None:
         if isinstance(sys.stdout, io.TextIOWrapper):
             sys.stdout.reconfigure(line_buffering=os.isatty(1))
         from .cli import main
-        main(argv[1:])
+        main(argv)
         status = 0
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
