@@ -115,30 +115,40 @@ def partner_name(name: str, cxx: bool) -> str | None:
     return None
 
 
+def _beside(compiler: str, name: str | None) -> str | None:
+    """The compiler called ``name`` installed in ``compiler``'s directory, or None."""
+    if name is None:
+        return None
+    path = os.path.join(os.path.dirname(compiler), name)
+    return path if os.access(path, os.X_OK) else None
+
+
 def _partner(compiler: str, cxx: bool) -> str | None:
     """The other compiler of ``compiler``'s pair, installed beside it (/usr/bin/clang++ beside
     /usr/bin/clang), or None."""
-    name = partner_name(os.path.basename(compiler), cxx)
-    if name is None:
-        return None
-    partner = os.path.join(os.path.dirname(compiler), name)
-    return partner if os.access(partner, os.X_OK) else None
+    return _beside(compiler, partner_name(os.path.basename(compiler), cxx))
 
 
 def _gcc_beside(clang: str) -> str | None:
     """The gcc (g++ for clang++) installed with ``clang`` (/usr/bin/gcc beside
     /usr/bin/clang): the system's native compiler, so its links target what clang's do; None
     if there is none."""
-    linker = os.path.join(os.path.dirname(clang), "g++" if "++" in os.path.basename(clang) else "gcc")
-    return linker if os.access(linker, os.X_OK) else None
+    return _beside(clang, partner_name("gcc", cxx="++" in os.path.basename(clang)))
+
+
+def _which(compiler: str) -> str | None:
+    """Where ``compiler`` is on PATH, unless that is ffcc itself (FFCC_CC=ffcc would run
+    ffcc for ever)."""
+    path = shutil.which(compiler)
+    return path if path and Path(path).name not in (C_DRIVER, CXX_DRIVER) else None
 
 
 def _c_compiler(requested: str | None) -> str:
     """The C compiler ffcc runs: the one asked for, else clang, else gcc, else cc."""
     candidates = [requested] if requested else ["clang", "gcc", "cc"]
     for candidate in candidates:
-        path = shutil.which(candidate)
-        if path and Path(path).name not in (C_DRIVER, CXX_DRIVER):
+        path = _which(candidate)
+        if path:
             return path
     if requested:
         raise FfccError(f"ffcc: error: compiler '{requested}' not found (set --cc or FFCC_CC)", 127)
@@ -155,8 +165,8 @@ def _cxx_compiler(requested: str | None, requested_cxx: str | None) -> tuple[str
             raise FfccError(f"ffcc: error: no C++ compiler beside {c_path} (install it, or set "
                             "--cxx or FFCC_CXX)", 127)
         return path, c_path
-    path = shutil.which(requested_cxx)
-    if path is None or Path(path).name in (C_DRIVER, CXX_DRIVER):
+    path = _which(requested_cxx)
+    if path is None:
         raise FfccError(f"ffcc: error: compiler '{requested_cxx}' not found (set --cxx or "
                         "FFCC_CXX)", 127)
     return path, (None if requested else _partner(path, cxx=False)) or _c_compiler(requested)
