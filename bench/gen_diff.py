@@ -475,14 +475,19 @@ def run_all(progs: list[Program], axes: list[str], settings: Settings, workers: 
     """Every program on every axis, ``workers`` at a time; prints each failure as it comes."""
     tallies: dict[str, Tally] = defaultdict(Tally)
     failed: list[Verdict] = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         for verdict in pool.map(lambda job: examine(job[0], job[1], settings), jobs(progs, axes)):
             tallies[verdict.axis].add(verdict)
             by_generator[verdict.program.generator].add(verdict)
+            print(f"{verdict.outcome}: {verdict.program.name} on {verdict.axis}"
+                  + "".join(f", {cls} {c.cc}{c.level}" for cls, c in verdict.failures), flush=True)
             if verdict.failures:
                 failed.append(verdict)
-                print(f"{verdict.outcome}: {verdict.program.name} on {verdict.axis}: "
-                      + ", ".join(f"{cls} {c.cc}{c.level}" for cls, c in verdict.failures), flush=True)
+    except KeyboardInterrupt:  # Ctrl-C or SIGINT: the table of what finished
+        print("interrupted", flush=True)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return dict(tallies), failed
 
 
