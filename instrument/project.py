@@ -54,10 +54,11 @@ def _object_names(sources: list[Source]) -> list[str]:
     return names
 
 
-def _run(argv: list[str], verbose: bool, builder=None) -> int:
+def _run(argv: list[str], verbose: bool, builder=None, cxx: bool = False) -> int:
+    """Run one compile (``cxx``: of ffcc++, whose .c files are C++ and get no labels)."""
     if builder is not None:
         from .labels import compile_with_labels
-        return compile_with_labels(argv, parse_command(argv[1:]), builder, verbose)
+        return compile_with_labels(argv, parse_command(argv[1:], cxx), builder, verbose)
     if verbose:
         print("ffcc: " + " ".join(argv), file=sys.stderr)
     return subprocess.run(argv).returncode
@@ -84,7 +85,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
     compiles = project_compiles(command, backend, objects, labelled=builder is not None)
     try:
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            codes = list(pool.map(lambda argv: _run(argv, verbose, builder), compiles))
+            codes = list(pool.map(lambda argv: _run(argv, verbose, builder, backend.cxx), compiles))
     finally:
         if builder is not None:
             builder.cleanup()

@@ -70,6 +70,11 @@ class Backend:
         return self.kind != FOREIGN
 
     @property
+    def cxx(self) -> bool:
+        """Whether this is ffcc++'s backend, a C++ compiler (which reads .c files as C++)."""
+        return self.c_path is not None
+
+    @property
     def c_compiler(self) -> str:
         """The compiler that builds ffcc's runtime, which is C: the backend, or for ffcc++ the
         C compiler of its pair (so both drivers of a build link the same runtime)."""

@@ -141,6 +141,18 @@ def test_c_objects_link_into_a_cxx_program_that_behaves_as_gnus(tmp_path, backen
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_project_form_reads_c_files_as_cxx_without_labels(tmp_path, backend):
+    write_sources(tmp_path)
+    done = driver(CXX_DRIVER, "--mcc", "--wm", "-o", "build/", "main.cpp", "lib.c", cwd=tmp_path,
+                  env={"FFCC_CC": backend})
+    assert "ffcc: warning" not in done.stderr and "ffcc++: warning" not in done.stderr
+    (tmp_path / "numbers").write_text("3 42")
+    reference = gnu_build(tmp_path)
+    assert run_program([str(tmp_path / "build" / "main"), str(tmp_path / "numbers")]) == \
+        run_program([str(reference), str(tmp_path / "numbers")])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_shared_library_built_by_ffcc_plus_plus(tmp_path, backend):
     """A C++ shared object gets the weak hooks; its edges land in the map of the program that
     loads it."""
