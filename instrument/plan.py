@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ffcc import runtime
 
-from .command_line import JOINABLE, CompilerCommand, Mode
+from .command_line import JOINABLE, SEPARATE_VALUE, CompilerCommand, Mode
 from .toolchain import CLANG, CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
@@ -186,22 +186,63 @@ def link_argv(backend: Backend, args: Sequence[str]) -> list[str]:
 
 # --- labels ------------------------------------------------------------------------------
 
-_NOT_FOR_PARSING = frozenset({"-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM"})
-# --param tunes gcc's passes; to libclang it is an unused argument, an error under -Werror.
-_NOT_FOR_PARSING_WITH_VALUE = frozenset({"-MF", "-MT", "-MQ", "-o", "--param"})
+# libclang parses a unit only to find where its labels go: it needs the options that decide what
+# the code is (preprocessor, language, target) and no other.  Any other option is left out, as
+# one libclang does not know is an error that costs the unit its labels: gcc's own warnings
+# (-Wlogical-op, -Wstack-usage=N), optimisation and code generation options (-fipa-pta,
+# -mindirect-branch=thunk), --param; and a diagnostic option makes a warning of clang's an
+# error gcc does not give (-Werror, -pedantic-errors, -Werror=...), while -save-temps,
+# -traditional-cpp, -mfpmath=387 make libclang give up on the unit altogether.
+# -v and -H would have libclang print to the build's stderr.
+_NOT_FOR_PARSING = frozenset({"-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM", "-MG", "-MF",
+                              "-MT", "-MQ", "-o", "--param", "-aux-info", "-wrapper", "-v", "-H",
+                              "--verbose", "-save-temps", "-traditional-cpp", "-traditional"})
+# Joined forms of the same kinds, and the families of diagnostic and debug options: every -W but
+# a -Wp, that only defines, undefines or adds include directories (-Wp,-D_FORTIFY_SOURCE=2),
+# -w, -pedantic, -g.
+_NOT_FOR_PARSING_JOINED = re.compile(
+    r"--param=|-save-temps=|-specs=|-W(?!p(,-[DUI][^,]*)+$)|-w$|--?pedantic|-g")
+# -f options that change what libclang reads: predefined macros (__OPTIMIZE__ comes from -O,
+# kept; __PIC__, __SSP__, __CET__, __FAST_MATH__, __NO_INLINE__, _OPENMP, __GNUC_GNU_INLINE__,
+# __STDC_HOSTED__, __CHAR_UNSIGNED__, sanitizers' __has_feature), keywords and extensions,
+# and type layout.  The other -f options, hundreds of gcc's, are code generation.
+_PARSED_F = re.compile(
+    r"-f(no-)?(signed-char|unsigned-char|short-enums|short-wchar|pack-struct(=.*)?|"
+    r"ms-extensions|ms-compatibility|declspec|blocks|gnu89-inline|gnu-keywords|asm|trigraphs|"
+    r"digraphs|dollars-in-identifiers|double-square-bracket-attributes|gnu-inline-asm|"
+    r"lax-vector-conversions(=.*)?|openmp(-simd)?|openmp=.*|openacc|freestanding|hosted|"
+    r"builtin(-.*)?|pic|PIC|pie|PIE|stack-protector(-all|-strong|-explicit)?|"
+    r"cf-protection(=.*)?|fast-math|finite-math-only|math-errno|inline|exceptions|"
+    r"excess-precision=.*|sanitize=.*)$")
+# -m options that change predefined macros or type sizes: the target's data model and CPU, its
+# instruction set extensions (__SSE4_2__, __AVX2__), its float ABI and long double.  The
+# others are code generation, many of them gcc's own (-mrecord-mcount, -mpreferred-stack-boundary=).
+_PARSED_M = re.compile(
+    r"-m(16|32|64|x32|(arch|cpu|tune|abi|cmodel|float-abi|fpu)=.*|long-double-(64|80|128)|"
+    r"soft-float|hard-float|general-regs-only|thumb|arm|big-endian|little-endian|"
+    r"(no-)?(sse|avx|mmx|3dnow|80387|aes|pclmul|sha|fma|f16c|bmi|lzcnt|popcnt|crc32|rdrnd|"
+    r"rdseed|adx|xsave|fsgsbase|movbe|cx16|sahf|prfchw|clflushopt|clwb|vaes|vpclmulqdq|gfni|"
+    r"pku|rtm|hle|fxsr|xop|tbm|abm|lwp|amx|shstk|sgx|neon|altivec|vsx)[a-z0-9.-]*)$")
+
+
+def _parsed(option: str) -> bool:
+    """Whether libclang gets ``option`` (and its value, if it takes the next argument)."""
+    if option in _NOT_FOR_PARSING or _NOT_FOR_PARSING_JOINED.match(option):
+        return False
+    if option.startswith("-f"):
+        return bool(_PARSED_F.match(option))
+    return not option.startswith("-m") or bool(_PARSED_M.match(option))
 
 
 def parse_flags(command: CompilerCommand) -> list[str]:
-    """The options libclang needs to parse a unit like the compiler: no outputs, no deps,
-    no gcc tuning."""
-    flags, skip = [], False
-    for option in command.options:
-        if skip:
-            skip = False
-        elif option in _NOT_FOR_PARSING_WITH_VALUE:
-            skip = True
-        elif option not in _NOT_FOR_PARSING and not option.startswith("--param="):
-            flags.append(option)
+    """The options libclang needs to parse a unit like the compiler: those that decide what
+    the code is, none that only its compile, outputs or diagnostics read."""
+    flags: list[str] = []
+    options = iter(command.options)
+    for option in options:
+        value = [next(options, "")] if option in SEPARATE_VALUE else []
+        if _parsed(option):
+            flags += [option, *value]
     return flags
 
 
