@@ -48,9 +48,9 @@ from .plan import labelled_argv, parse_flags
 from .selection import Selection
 
 # Warning groups that label code can trigger (GNU extensions under -pedantic, C99's variadic
-# macros and long long in C89, temporaries, casts in kill conditions).  They are silenced
-# in labelled units so that a project's -Werror keeps building; a labelled build is for
-# fuzzing, its plain build still reports these groups for the project's own code.
+# macros, long long and compound literals in C89, temporaries, casts in kill conditions).
+# They are silenced in labelled units so that a project's -Werror keeps building; a labelled
+# build is for fuzzing, its plain build still reports these groups for the project's own code.
 LABEL_WARNINGS = (
     "-Wpedantic", "-Wdeclaration-after-statement", "-Wshadow", "-Wconversion",
     "-Wsign-conversion", "-Wsign-compare", "-Wtype-limits", "-Wunused-value",
@@ -62,7 +62,7 @@ LABEL_WARNINGS = (
     "-Wcast-qual", "-Wc++-compat", "-Wlogical-op", "-Wduplicated-cond", "-Wparentheses",
     "-Wstrict-overflow", "-Wnull-dereference", "-Wuninitialized", "-Wmaybe-uninitialized",
     "-Wunreachable-code", "-Wused-but-marked-unused", "-Wunused-macros", "-Wvariadic-macros",
-    "-Wlong-long", "-Wc90-c99-compat", "-Wc99-c11-compat",
+    "-Wlong-long", "-Wc90-c99-compat",
 )
 
 
