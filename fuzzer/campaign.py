@@ -53,7 +53,7 @@ from ffcc.fuzzer.state import CampaignState, EntryRecord
 from ffcc.fuzzer.stats import Progress, Snapshot, append_plot, snapshot, write_fuzzer_stats
 from ffcc.fuzzer.status import Status
 from ffcc.fuzzer.sync import PeerEntry, SyncDir
-from ffcc.runtime.abi import MAX_INPUT
+from ffcc.runtime.abi import MAX_INPUT, label_region_start
 from ffcc.runtime.files import write_atomic
 
 STATS_INTERVAL = 5.0
@@ -81,6 +81,7 @@ class Campaign:
     retirement: Retirement | None = None  # --retire first: covered labels stop counting
     lean: LeanBuilds | None = None  # --rebuild-retired: builds without the retired labels
     lean_ready: Path | None = None  # a lean build to go on with: this run stops for it
+    label_source: Callable[[], LabelMap | None] | None = None  # the labels now (shared objects)
     _stale_checksums: frozenset[int] = frozenset()  # entries whose trace lost a retired label
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
@@ -137,8 +138,8 @@ class Campaign:
             self.resume()
         else:
             self.load_seeds(seeds)
-        if self.lean is not None and self.labels is not None:
-            self.carry_compiled_out(self.lean, self.labels)
+        if self.lean is not None:
+            self.carry_compiled_out(self.lean)
         self._loaded = True
         # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,
         # the collector's passes over its old generations stop walking it, which on a fast
@@ -461,11 +462,12 @@ class Campaign:
         for case in earlier.crashes + earlier.hangs:
             self.executor.note_fault(case.path.read_bytes())
 
-    def carry_compiled_out(self, lean: LeanBuilds, labels: LabelMap) -> None:
+    def carry_compiled_out(self, lean: LeanBuilds) -> None:
         """The labels the running lean build compiled out after they were covered stay
         covered: no trace of it can show them again."""
         virgin = self.executor.virgin()
-        virgin[labels.region_start(len(virgin)) + lean.covered_slots()] = 0
+        virgin[label_region_start(len(virgin), lean.database.label_region)
+               + lean.covered_slots()] = 0
 
     def restore_maps(self, state: CampaignState) -> bool:
         """Put the saved FairFuzz hit counts and variable bytes back; False when there are
@@ -552,6 +554,8 @@ class Campaign:
         now = time.monotonic()
         if now >= self._next_status:
             self._next_status = now + STATUS_INTERVAL
+            if self.label_source is not None:
+                self.labels = self.label_source()
             self.status.update(self.snapshot())
             if self.config.phase_policy is not None and self._loaded:
                 self.phase_over = self.config.phase_policy.due(self.phase_progress())

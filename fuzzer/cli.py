@@ -35,7 +35,7 @@ from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
 from ffcc.fuzzer.dictionary import load_dictionary
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
-from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.labels import LabelMap, TargetLabels
 from ffcc.fuzzer.launcher import launch
 from ffcc.fuzzer.lean import LEAN_DIR, LeanBuilds, check_rebuildable
 from ffcc.fuzzer.outdir import OutputDir
@@ -249,6 +249,9 @@ def run_once(config: Config, opening: str | None = None,
     seeds = None if config.input_dir is None else read_seeds(config.input_dir)
     outdir = OutputDir(config.output_dir, config.instance)
     labels = LabelMap.load(command_line.binary)
+    # Retirement and lean builds keep to the program's own labels; the campaign counts its
+    # shared objects' too.  All are the full build's, whichever build runs.
+    target_labels = TargetLabels(command_line.binary)
     lean = lean_builds(config, labels, outdir.root)
     outdir.open(resume=config.input_dir is None)
     bind_to_free_cpu()
@@ -273,7 +276,8 @@ def run_once(config: Config, opening: str | None = None,
         cmplog = open_cmplog(config, command_line, outdir.cur_input, executor)
         try:
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
-                                labels, cmplog=cmplog)
+                                target_labels.current(executor.modules()), cmplog=cmplog)
+            campaign.label_source = lambda: target_labels.current(executor.modules())
             campaign.retirement = retirement
             campaign.lean = lean
             with wake_at(config.max_seconds):

@@ -22,7 +22,9 @@ from typing import Protocol
 import numpy as np
 
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.shm import SharedSegment
 from ffcc.native import ffi, lib
+from ffcc.runtime.abi import MODULES_SHM_SIZE, ModuleTable, module_table
 
 
 class StageKind(IntEnum):
@@ -242,6 +244,7 @@ class NativeExecutor:
         self.timeout_ms = timeout_ms
         self._execs_per_slice = 64
         self._counters = ffi.new("struct ffcc_counters *")  # read at every stop check
+        self._module_table = SharedSegment(MODULES_SHM_SIZE, "module table")
         size = lib.FFCC_MAX_HELLO_MAPSIZE
         for _ in range(2):
             engine = lib.ffcc_engine_new(size, seed)
@@ -262,6 +265,7 @@ class NativeExecutor:
                                  lib.ffcc_engine_shm_fuzz_id(self._engine),
                                  lib.ffcc_engine_batch_shm_id(self._engine)
                                  if self._batches else None)
+        env[_string(lib.FFCC_ENV_MODULES_SHM_ID)] = str(self._module_table.shm_id)
         env.update(self._extra_env)
         keep = [ffi.new("char[]", a.encode()) for a in self.command.with_input(input_path)]
         argv = ffi.new("char *[]", keep + [ffi.NULL])
@@ -429,5 +433,12 @@ class NativeExecutor:
             ("persistent", self._persistent), ("shmem_testcase", self.uses_shared_memory_input()),
             ("deferred", self._deferred), ("batch", self.batch_size() > 1)) if on)
 
+    def modules(self) -> ModuleTable | None:
+        """Where the target's labelled shared objects keep their labels in the map: its
+        runtime writes the table as the forkserver starts, and again whenever a run places an
+        object it dlopen()ed."""
+        return module_table(self._module_table.view)
+
     def close(self) -> None:
         lib.ffcc_fsrv_stop(self._engine)
+        self._module_table.close()

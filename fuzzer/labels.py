@@ -21,7 +21,13 @@ from typing import Any
 import numpy as np
 
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.runtime.abi import LabelDbError, label_region_start, read_label_db
+from ffcc.runtime.abi import (
+    LabelDatabase,
+    LabelDbError,
+    ModuleTable,
+    label_region_start,
+    read_label_db,
+)
 
 CRASH_HIT = 0x80  # crash traces are reduced to 0x80 (hit) / 0x01 before they clear virgin bits
 
@@ -86,12 +92,13 @@ class LabelMap:
 
     @classmethod
     def load(cls, binary: Path) -> LabelMap | None:
-        try:
-            database = read_label_db(binary)
-        except LabelDbError as exc:
-            raise FuzzerError(str(exc)) from None
-        if database is None:
-            return None
+        """The labels of ``binary`` itself (its shared objects' are added once it has run:
+        with_modules)."""
+        database = label_database(binary)
+        return None if database is None else cls.of(database)
+
+    @classmethod
+    def of(cls, database: LabelDatabase) -> LabelMap:
         # Pruned labels are never hit and are not goals; their slots stay empty.
         live = [label for label in database.labels if not label.get("pruned")]
         sites = {label["slot"]: LabelSite.of(label) for label in live}
@@ -99,6 +106,54 @@ class LabelMap:
         size = max((label["slot"] for label in database.labels), default=-1) + 1
         return cls(tuple(sites.get(s) for s in range(size)), database.label_region,
                    tuple(gates.get(s, -1) for s in range(size)) if gates else ())
+
+
+def label_database(path: Path) -> LabelDatabase | None:
+    """The label database beside ``path`` (a program or shared object); None without one."""
+    try:
+        return read_label_db(path)
+    except LabelDbError as exc:
+        raise FuzzerError(str(exc)) from None
+
+
+def with_modules(own: LabelDatabase | None, table: ModuleTable | None) -> LabelDatabase | None:
+    """A program's labels with those of the labelled shared objects it loaded (``table``,
+    from its runtime), as one database over the map's module and label regions: each
+    object's label at its slot past its base, the program's own past the module region (so
+    the region still ends the map), and the objects' labels numbered after the program's."""
+    if table is None or not table.modules:
+        return own
+    labels = [] if own is None else [{**label, "slot": table.region + label["slot"],
+                                      **({"gate": table.region + label["gate"]}
+                                         if "gate" in label else {})}
+                                     for label in own.labels]
+    number = 1 + max((label["id"] for label in labels), default=-1)
+    for module in table.modules:
+        database = label_database(Path(module.path))
+        for label in database.labels if database is not None else ():
+            labels.append({**label, "id": number, "slot": module.base + label["slot"]})
+            number += 1
+    labels.sort(key=lambda label: label["slot"])
+    return LabelDatabase(table.region + (own.label_region if own else 0), labels)
+
+
+class TargetLabels:
+    """The labels of a running target: those of ``binary`` (the full build, whichever build
+    runs), and those of the labelled shared objects its runtime reports loaded, a dlopen()ed
+    one from the first run that loads it."""
+
+    def __init__(self, binary: Path) -> None:
+        self._own = label_database(binary)
+        self._table: ModuleTable | None = None
+        self._labels = LabelMap.of(self._own) if self._own is not None else None
+
+    def current(self, table: ModuleTable | None) -> LabelMap | None:
+        """The labels, with the objects of the module ``table`` the runtime wrote."""
+        if table != self._table:
+            self._table = table
+            everything = with_modules(self._own, table)
+            self._labels = LabelMap.of(everything) if everything is not None else None
+        return self._labels
 
 
 def edge_region_end(labels: LabelMap | None, map_size: int) -> int:

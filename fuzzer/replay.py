@@ -10,8 +10,10 @@ fuzzing runs only the inputs saved since; a changed binary or map size empties t
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.executor import NativeExecutor, RunStatus, TargetCommand
 from ffcc.fuzzer.outdir import id_of
 from ffcc.native import ffi, lib
+from ffcc.runtime.abi import NAMES, Module, ModuleTable
 from ffcc.runtime.files import write_atomic
 
 KINDS = ("queue", "crashes", "hangs")  # the output directory's input folders, in report order
@@ -109,8 +112,11 @@ class Target:
     timeout_ms: int
 
     def identity(self) -> str:
+        """The binary's build, and the room its runtime keeps for dlopen()ed labels (which
+        decides where they are in the map)."""
         stat = self.command.binary.stat()
-        return f"{self.command.binary.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+        reserve = os.environ.get(NAMES["FFCC_ENV_LABEL_RESERVE"], "")
+        return f"{self.command.binary.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{reserve}"
 
 
 class TraceCache:
@@ -120,6 +126,7 @@ class TraceCache:
         self.path = path
         self.identity = identity
         self.map_size = 0
+        self.modules: ModuleTable | None = None  # the labelled shared objects the target loaded
         self.traces: dict[tuple[str, int], Trace] = {}
 
     def load(self) -> None:
@@ -130,6 +137,7 @@ class TraceCache:
         if str(stored["identity"]) != self.identity:
             return
         self.map_size = int(stored["map_size"])
+        self.modules = _modules_of(str(stored["modules"])) if "modules" in stored else None
         bounds = np.concatenate(([0], np.cumsum(stored["lengths"])))
         indices = stored["indices"]
         for i, (test_id, size, status) in enumerate(zip(stored["names"], stored["sizes"],
@@ -143,6 +151,7 @@ class TraceCache:
         buffer = io.BytesIO()
         np.savez_compressed(
             buffer, identity=np.array(self.identity), map_size=np.array(self.map_size),
+            modules=np.array(json.dumps(asdict(self.modules) if self.modules else None)),
             names=np.array([name for name, _ in keys], dtype=str),
             sizes=np.array([size for _, size in keys], dtype=np.int64),
             statuses=np.array([int(t.status) for t in traces], dtype=np.int8),
@@ -152,11 +161,20 @@ class TraceCache:
         write_atomic(self.path, buffer.getvalue())
 
 
+def _modules_of(text: str) -> ModuleTable | None:
+    """The module table a cache stored as JSON (null: none)."""
+    table = json.loads(text)
+    if table is None:
+        return None
+    return ModuleTable(table["region"], tuple(Module(**module) for module in table["modules"]))
+
+
 @dataclass(frozen=True)
 class Replay:
     map_size: int
     traces: dict[str, Trace]  # by SavedInput.test_id
     replayed: int             # inputs run now (the others came from the cache)
+    modules: ModuleTable | None = None  # labelled shared objects the target loaded
 
 
 def replay(target: Target, inputs: list[SavedInput], cache_path: Path) -> Replay:
@@ -178,6 +196,7 @@ def replay(target: Target, inputs: list[SavedInput], cache_path: Path) -> Replay
                 for saved, trace in zip(chunk, executor.traces([saved.path.read_bytes()
                                                                 for saved in chunk]), strict=True):
                     cache.traces[saved.test_id, saved.size] = trace
+            cache.modules = executor.modules()
         finally:
             executor.close()
             input_path.unlink(missing_ok=True)
@@ -187,4 +206,4 @@ def replay(target: Target, inputs: list[SavedInput], cache_path: Path) -> Replay
         cache.traces = traces
         cache.save()
     return Replay(cache.map_size, {test_id: trace for (test_id, _), trace in traces.items()},
-                  len(missing))
+                  len(missing), cache.modules)

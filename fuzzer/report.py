@@ -24,13 +24,14 @@ from ffcc.fuzzer.label_coverage import (
     label_results,
     line_hits,
 )
+from ffcc.fuzzer.labels import label_database, with_modules
 from ffcc.fuzzer.lcov import tracefile
 from ffcc.fuzzer.outdir import OutputDir
 from ffcc.fuzzer.plots import CampaignSeries, plot_campaigns, read_plot_data
 from ffcc.fuzzer.replay import Replay, SavedInput, Target, replay, saved_inputs
 from ffcc.fuzzer.report_html import page
 from ffcc.fuzzer.stryker import mutation_report
-from ffcc.runtime.abi import LabelDatabase, LabelDbError, label_region_start, read_label_db
+from ffcc.runtime.abi import LabelDatabase, label_region_start
 from ffcc.runtime.files import write_atomic
 
 REPORT_FOLDER = "report"
@@ -69,17 +70,16 @@ def campaign_target(outdir: OutputDir, argv: tuple[str, ...] = (),
     return Target(TargetCommand(argv), timeout_ms or max(campaign_timeout, DEFAULT_TIMEOUT_MS))
 
 
-def label_database(target: Target) -> LabelDatabase | None:
-    try:
-        return read_label_db(target.command.binary)
-    except LabelDbError as exc:
-        raise FuzzerError(str(exc)) from None
+def replayed_labels(target: Target, replayed: Replay) -> LabelDatabase | None:
+    """The labels of the target and of the labelled shared objects it loaded in the replay."""
+    return with_modules(label_database(target.command.binary), replayed.modules)
 
 
-def edge_end(target: Target, map_size: int) -> int:
-    """Where the build's edges end in its map: before its label region, if it has labels."""
-    database = label_database(target)
-    return map_size if database is None else label_region_start(map_size, database.label_region)
+def edge_end(target: Target, replayed: Replay) -> int:
+    """Where the build's edges end in its map: before its label regions, if it has labels."""
+    database = replayed_labels(target, replayed)
+    return replayed.map_size if database is None \
+        else label_region_start(replayed.map_size, database.label_region)
 
 
 @dataclass(frozen=True)
@@ -102,20 +102,21 @@ def _edge_target(target: Target, edges_binary: Path) -> Target:
 def build_report(outdir: OutputDir, target: Target, report_dir: Path,
                  edges_binary: Path | None = None) -> CampaignReport:
     """Replay what is new and gather the results."""
-    database = label_database(target)
-    if database is None:
+    if label_database(target.command.binary) is None:
         raise FuzzerError(f"{target.command.binary} has no label database: build it with "
                           "ffcc --mcc and/or --wm")
     report_dir.mkdir(parents=True, exist_ok=True)
     inputs = saved_inputs(outdir.root)
     started = time.monotonic()
     labelled = replay(target, inputs, report_dir / TRACES)
+    database = replayed_labels(target, labelled)
+    assert database is not None  # the target's own labels at least
     if edges_binary is None:
         edge_target, edge_replay = target, labelled
     else:
         edge_target = _edge_target(target, edges_binary)
         edge_replay = replay(edge_target, inputs, report_dir / EDGE_TRACES)
-    edges = edge_coverage(edge_replay, edge_end(edge_target, edge_replay.map_size),
+    edges = edge_coverage(edge_replay, edge_end(edge_target, edge_replay),
                           "the labelled build (its label code's edges included)" if edges_binary is None
                           else str(edges_binary))
     return CampaignReport(target.command.binary.name, target, database, inputs, labelled,

@@ -138,7 +138,7 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     if builder is None:
         if opts.verbose:
             print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
-        if not (labelled and command.builds_executable):  # no label database to write
+        if not (labelled and command.builds_loadable):  # no label database to write
             sys.stdout.flush()
             os.execv(backend_argv[0], backend_argv)
         status = subprocess.run(backend_argv).returncode
@@ -152,13 +152,14 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
             builder.cleanup()
         if builder.pruner is not None and builder.pruner.report.units:
             builder.pruner.report.print()
-    if status == 0 and labelled and command.builds_executable:
+    if status == 0 and labelled and command.builds_loadable:
         record_link(command.output or "a.out")
     return status
 
 
 def record_link(program: str) -> None:
-    """After a drop-in link with labels: the label database and the build summary beside
+    """After a drop-in link with labels (of a program or a shared object, which carries its
+    labels as a program does): the label database and the build summary beside
     ``program``, and one line of what they hold when stderr is a terminal.  Off a terminal
     the line is left out, as afl-cc leaves out its banner: configure scripts keep a compiler's
     stderr, and some probes fail on any text there."""

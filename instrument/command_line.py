@@ -74,8 +74,9 @@ class CompilerCommand:
         return [s for s in self.sources if s.language == "c"]
 
     @property
-    def builds_executable(self) -> bool:
-        return self.mode is Mode.LINK and not (self.shared or self.relocatable)
+    def builds_loadable(self) -> bool:
+        """A link into a program or a shared object: what carries a label database."""
+        return self.mode is Mode.LINK and not self.relocatable
 
 
 def _language_of(path: str, forced: str | None, cxx: bool) -> str | None:

@@ -31,9 +31,10 @@ from .command_line import JOINABLE, SEPARATE_VALUE, CompilerCommand, Mode
 from .toolchain import CLANG, CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
-# its map rather than their own no-op stubs (and, with --cmplog, its comparison log).
+# its map rather than their own no-op stubs, and place their labels in it (and, with
+# --cmplog, its comparison log).
 EXPORTED_HOOKS = ("__sanitizer_cov_trace_pc*", "__afl_persistent_loop", "__afl_manual_init",
-                  "__afl_fuzz_ptr", "__afl_fuzz_len")
+                  "__afl_fuzz_ptr", "__afl_fuzz_len", "__ffcc_register_labels")
 CMPLOG_EXPORTED_HOOKS = ("__sanitizer_cov_trace_*cmp*", "__sanitizer_cov_trace_switch")
 
 

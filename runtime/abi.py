@@ -137,6 +137,42 @@ def cmplog_records(segment: bytes | memoryview) -> list[CmpRecord]:
     return records
 
 
+# Labelled shared objects (ffcc_protocol.h, modules): the table of where each one's labels lie.
+MODULES_SHM_SIZE = PROTOCOL["FFCC_MODULES_SHM_SIZE"]
+MODULES_HEADER = struct.Struct("<4I")  # layout, count, region, used
+MODULE_RECORD = struct.Struct(f"<QII{PROTOCOL['FFCC_MODULE_PATH']}s")  # id, base, size, path
+
+
+@dataclass(frozen=True)
+class Module:
+    """A labelled shared object a target loaded: its file, and its labels' place in the module
+    region (its slot s is at module region start + base + s)."""
+
+    path: str
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class ModuleTable:
+    region: int                   # bytes of the module region, right after the edges
+    modules: tuple[Module, ...]   # in the order they were placed
+
+
+def module_table(segment: bytes | memoryview) -> ModuleTable | None:
+    """The module table a target's runtime wrote into ``segment``; None when it wrote none
+    (no labelled shared object, or a runtime without modules)."""
+    layout, count, region, _ = MODULES_HEADER.unpack_from(segment)
+    if layout != PROTOCOL["FFCC_MODULES_LAYOUT"]:
+        return None
+    modules = []
+    for n in range(min(count, PROTOCOL["FFCC_MODULES_MAX"])):
+        _, base, size, path = MODULE_RECORD.unpack_from(segment, MODULES_HEADER.size
+                                                        + n * MODULE_RECORD.size)
+        modules.append(Module(os.fsdecode(path.split(b"\0")[0]), base, size))
+    return ModuleTable(region, tuple(modules))
+
+
 class LabelDbError(ValueError):
     """A label database that cannot be read; the message is one line naming the file."""
 

@@ -11,12 +11,16 @@
  * section's size is the label region's size.  A label counts at its byte's
  * address plus __ffcc_label_delta, which moves it into the label region of the
  * current map, and reads its retirement byte at its byte's address plus
- * __ffcc_retire_delta (instrument/labels.py writes the label code). */
+ * __ffcc_retire_delta (instrument/labels.py writes the label code).  Labelled
+ * shared objects have deltas of their own, which __ffcc_register_labels sets
+ * to their place in the module region (ffcc_protocol.h, modules). */
 #define _GNU_SOURCE
 #include "ffcc_protocol.h"
 #include "ffcc_names.h"
 #include "ffcc_rt.h"
 
+#include <limits.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -98,16 +102,12 @@ FFCC_HIDDEN void ffcc_map_reset_path(void) {}
 #endif
 
 FFCC_HIDDEN uint32_t ffcc_map_size(void) {
+  if (ffcc_map.area) return ffcc_map.edge_size + ffcc_map.label_size;
   return edge_region() + FFCC_ALIGN_UP(label_bytes());
 }
 
 static uintptr_t label_delta(const uint8_t *region) {
   return (uintptr_t)region - (uintptr_t)__start___ffcc_labels;
-}
-
-static void point_hooks_at(uint8_t *area) {
-  __ffcc_area = area;
-  if (ffcc_map.label_size) __ffcc_label_delta = label_delta(area + ffcc_map.edge_size);
 }
 
 /* The fuzzer's segment named by environment variable `name`, if it is large
@@ -122,23 +122,163 @@ static uint8_t *shared_area(const char *name, uint32_t needed, int flags) {
   return p == (void *)-1 ? NULL : p;
 }
 
-/* The fuzzer's retirement bytes, else zeros: every label counts. */
+/* --- labelled shared objects (modules) --- */
+
+/* A module that registered in this process: its label section and deltas, and
+ * its base in the module region (-1: not placed, its labels count nowhere). */
+typedef struct {
+  uint8_t *start;
+  uint32_t size;
+  uintptr_t *label_delta;
+  uintptr_t *retire_delta;
+  int64_t base;
+} module_t;
+
+static module_t modules[FFCC_MODULES_MAX];
+static uint32_t module_count;
+static struct ffcc_modules *module_table; /* shared by the forkserver and its children */
+static uint8_t *module_zeros;             /* modules' retirement bytes: never retired */
+static uint8_t *current_area;             /* the map the hooks write to */
+
+static uint64_t fnv1a(const char *text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (; *text; text++) hash = (hash ^ (uint8_t)*text) * 0x100000001b3ull;
+  return hash;
+}
+
+struct module_search {
+  uintptr_t address;
+  const char *path;
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct module_search *search = data;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+    uintptr_t low = info->dlpi_addr + segment->p_vaddr;
+    if (segment->p_type == PT_LOAD && search->address - low < segment->p_memsz) {
+      search->path = info->dlpi_name;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The file of the module whose label section starts at `start`, as an absolute
+ * path where it can be had (the dynamic linker names it as it found it). */
+static const char *module_path(const uint8_t *start) {
+  static char absolute[PATH_MAX];
+  struct module_search search = {(uintptr_t)start, ""};
+  dl_iterate_phdr(find_module, &search);
+  if (search.path && realpath(search.path, absolute)) return absolute;
+  return search.path ? search.path : "";
+}
+
+/* The module's base in the shared table: where a child placed it before, else
+ * the next free room; -1 when none is left. */
+static int64_t table_place(const uint8_t *start, uint32_t size) {
+  const char *path = module_path(start);
+  uint64_t id = fnv1a(path);
+  uint32_t count = __atomic_load_n(&module_table->count, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < count; i++)
+    if (module_table->module[i].id == id && module_table->module[i].size == size)
+      return module_table->module[i].base;
+  uint32_t room = FFCC_ALIGN_UP(size);
+  if (count >= FFCC_MODULES_MAX || module_table->region - module_table->used < room) return -1;
+  struct ffcc_module *entry = &module_table->module[count];
+  entry->id = id;
+  entry->base = module_table->used;
+  entry->size = size;
+  strncpy(entry->path, path, FFCC_MODULE_PATH - 1);
+  entry->path[FFCC_MODULE_PATH - 1] = 0;
+  module_table->used += room;
+  __atomic_store_n(&module_table->count, count + 1, __ATOMIC_RELEASE);
+  return entry->base;
+}
+
+static void point_module_at(const module_t *module, uint8_t *area) {
+  if (module->base < 0) return;
+  uint8_t *region = area + ffcc_map.edge_size + module->base;
+  *module->label_delta = (uintptr_t)region - (uintptr_t)module->start;
+  *module->retire_delta = (uintptr_t)(module_zeros + module->base) - (uintptr_t)module->start;
+}
+
+/* Called by each labelled shared object as it is loaded (ffcc_shared_stub.c):
+ * before the map exists it is placed when the map is attached; later it is
+ * placed at once, in the reserve. */
+void __ffcc_register_labels(uint8_t *start, uint8_t *stop, uintptr_t *label_delta,
+                            uintptr_t *retire_delta) {
+  if (module_count >= FFCC_MODULES_MAX || stop <= start) return;
+  module_t *module = &modules[module_count++];
+  *module = (module_t){start, (uint32_t)(stop - start), label_delta, retire_delta, -1};
+  if (!module_table) return;
+  module->base = table_place(start, module->size);
+  point_module_at(module, current_area);
+}
+
+static uint32_t linked_module_bytes(void) {
+  uint32_t bytes = 0;
+  for (uint32_t i = 0; i < module_count; i++) bytes += FFCC_ALIGN_UP(modules[i].size);
+  return bytes;
+}
+
+static uint32_t label_reserve(void) {
+  const char *reserve = getenv(FFCC_ENV_LABEL_RESERVE);
+  return reserve ? FFCC_ALIGN_UP((uint32_t)strtoul(reserve, NULL, 10)) : 0;
+}
+
+static void *shared_anonymous(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) abort();
+  return p;
+}
+
+/* The module table, in the fuzzer's segment when it offers one, and the linked
+ * modules placed in it.  Returns the module region's size. */
+static uint32_t attach_modules(void) {
+  uint32_t region = linked_module_bytes() + label_reserve();
+  if (!region) return 0;
+  module_table = (struct ffcc_modules *)shared_area(FFCC_ENV_MODULES_SHM_ID,
+                                                   FFCC_MODULES_SHM_SIZE, 0);
+  if (!module_table) module_table = shared_anonymous(FFCC_MODULES_SHM_SIZE);
+  memset(module_table, 0, FFCC_MODULES_SHM_SIZE);
+  module_table->region = region;
+  module_zeros = private_area(region);
+  for (uint32_t i = 0; i < module_count; i++)
+    modules[i].base = table_place(modules[i].start, modules[i].size);
+  __atomic_store_n(&module_table->layout, FFCC_MODULES_LAYOUT, __ATOMIC_RELEASE);
+  return region;
+}
+
+static void point_hooks_at(uint8_t *area) {
+  __ffcc_area = area;
+  current_area = area;
+  if (ffcc_map.label_size > ffcc_map.module_size)
+    __ffcc_label_delta = label_delta(area + ffcc_map.edge_size + ffcc_map.module_size);
+  for (uint32_t i = 0; i < module_count; i++) point_module_at(&modules[i], area);
+}
+
+/* The fuzzer's retirement bytes for the executable's own labels, else zeros:
+ * every label counts. */
 static void attach_retirement(void) {
-  uint8_t *region = shared_area(FFCC_ENV_RETIRE_SHM_ID, ffcc_map.label_size, SHM_RDONLY);
-  __ffcc_retire_delta = label_delta(region ? region : private_area(ffcc_map.label_size));
+  uint32_t own = ffcc_map.label_size - ffcc_map.module_size;
+  uint8_t *region = shared_area(FFCC_ENV_RETIRE_SHM_ID, own, SHM_RDONLY);
+  __ffcc_retire_delta = label_delta(region ? region : private_area(own));
 }
 
 FFCC_HIDDEN void ffcc_map_attach(void) {
   if (ffcc_map.area) return;
   ffcc_map.edge_size = edge_region();
-  ffcc_map.label_size = FFCC_ALIGN_UP(label_bytes());
+  ffcc_map.module_size = attach_modules();
+  ffcc_map.label_size = ffcc_map.module_size + FFCC_ALIGN_UP(label_bytes());
   uint32_t size = ffcc_map.edge_size + ffcc_map.label_size;
   uint8_t *area = shared_area(FFCC_ENV_SHM_ID, size, 0);
   ffcc_map.shared = area != NULL;
   if (!area) area = private_area(size);
   ffcc_map.area = area;
   point_hooks_at(area);
-  if (ffcc_map.label_size) attach_retirement();
+  if (label_bytes()) attach_retirement();
 }
 
 FFCC_HIDDEN void ffcc_map_detach_to_scratch(void) {

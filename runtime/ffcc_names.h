@@ -18,6 +18,11 @@
 #define FFCC_ENV_CMPLOG_SHM_ID "__FFCC_CMPLOG_SHM_ID"
 /* ffcc's own: the label retirement region a fuzzer offers (ffcc_protocol.h). */
 #define FFCC_ENV_RETIRE_SHM_ID "__FFCC_RETIRE_SHM_ID"
+/* ffcc's own: the module table a fuzzer offers; and the user's: bytes of the
+ * module region kept for labelled shared objects the program dlopen()s
+ * (ffcc_protocol.h, modules), read by the target whatever fuzzer runs it. */
+#define FFCC_ENV_MODULES_SHM_ID "__FFCC_MODULES_SHM_ID"
+#define FFCC_ENV_LABEL_RESERVE "FFCC_DLOPEN_LABELS"
 /* Iterations of a libFuzzer harness's persistent loop per forked process
  * (read by ffcc's harness main, as AFL++'s libFuzzer driver reads it). */
 #define FFCC_ENV_LOOPCOUNT "AFL_FUZZER_LOOPCOUNT"

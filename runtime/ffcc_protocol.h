@@ -51,6 +51,23 @@
  * region: a non-zero byte at a label's slot retires that label, which then
  * never counts again, in every process of the target from then on.  The
  * target maps it read-only; without it every label counts.
+ *
+ * Labelled shared objects (modules): each one ffcc links with labels hands its
+ * label section to the executable's runtime when it is loaded, and the map is
+ * then [edges][module region][label region]: the executable's own label region
+ * stays at the map's end, where its label database says, and every module's
+ * labels lie in the module region at a base of their own, a multiple of
+ * FFCC_MAP_ALIGN (a module's slot s is module region start + base + s).
+ * Modules loaded before the map is attached (the linked ones) are placed in
+ * load order and the region sized for them; modules dlopen()ed later take room
+ * from a reserve of FFCC_ENV_LABEL_RESERVE bytes (none without it).  The
+ * placements are kept in a table that the forkserver and all its children
+ * share (struct ffcc_modules), so a module keeps its base whatever order
+ * inputs load modules in; a module that no longer fits counts nowhere.  A
+ * fuzzer that names a segment of FFCC_MODULES_SHM_SIZE bytes in
+ * FFCC_ENV_MODULES_SHM_ID gets the table there (written when the forkserver
+ * starts, and by each child that places a module), so it can tell which label
+ * each byte of the module region is.  Modules' labels are never retired.
  */
 #ifndef FFCC_PROTOCOL_H
 #define FFCC_PROTOCOL_H
@@ -116,6 +133,30 @@ struct ffcc_batch {
 _Static_assert(sizeof(struct ffcc_batch) <= FFCC_BATCH_DATA, "batch header too big");
 _Static_assert(FFCC_BATCH_MAPS == FFCC_BATCH_DATA + FFCC_BATCH_DATA_SIZE, "batch layout");
 _Static_assert(FFCC_BATCH_SHM_SIZE == FFCC_BATCH_MAPS + FFCC_BATCH_MAPS_SIZE, "batch layout");
+
+#define FFCC_MODULES_LAYOUT 1
+#define FFCC_MODULES_MAX 64
+#define FFCC_MODULE_PATH 240
+#define FFCC_MODULE_SIZE 256
+#define FFCC_MODULES_HEADER 16
+#define FFCC_MODULES_SHM_SIZE 16400
+struct ffcc_module {
+  uint64_t id;                    /* FNV-1a hash of path: the module's identity */
+  uint32_t base;                  /* offset of its labels in the module region */
+  uint32_t size;                  /* bytes of its label section */
+  char path[FFCC_MODULE_PATH];    /* its file as the dynamic linker loaded it (NUL-ended) */
+};
+struct ffcc_modules {
+  uint32_t layout;                /* FFCC_MODULES_LAYOUT */
+  volatile uint32_t count;        /* modules placed, in module[] */
+  uint32_t region;                /* bytes of the module region */
+  uint32_t used;                  /* bytes of it given to modules */
+  struct ffcc_module module[FFCC_MODULES_MAX];
+};
+_Static_assert(sizeof(struct ffcc_module) == FFCC_MODULE_SIZE, "module record layout");
+_Static_assert(sizeof(struct ffcc_modules) ==
+               FFCC_MODULES_HEADER + FFCC_MODULES_MAX * FFCC_MODULE_SIZE, "module table layout");
+_Static_assert(FFCC_MODULES_SHM_SIZE == sizeof(struct ffcc_modules), "module table size");
 
 /* Comparison log (ffcc --cmplog): a binary built with --cmplog logs the
  * operands of its integer comparisons, switches and memcmp/strcmp-like calls

@@ -13,11 +13,13 @@
 #define FFCC_HIDDEN __attribute__((visibility("hidden")))
 #define FFCC_ALIGN_UP(x) (((x) + FFCC_MAP_ALIGN - 1) / FFCC_MAP_ALIGN * FFCC_MAP_ALIGN)
 
-/* The map the hooks write into: edges at [0, edge_size), labels after. */
+/* The map the hooks write into: edges at [0, edge_size), then labelled shared
+ * objects' labels (module_size bytes), then the executable's own labels. */
 typedef struct {
   uint8_t *area;       /* current map (shared memory, or private memory) */
   uint32_t edge_size;  /* bytes of the edge region */
-  uint32_t label_size; /* bytes of the label region (64-aligned) */
+  uint32_t label_size; /* bytes after the edge region: module and label regions */
+  uint32_t module_size; /* bytes of the module region (labelled shared objects) */
   int shared;          /* 1 when area is the fuzzer's shared memory */
 } ffcc_map_t;
 

@@ -28,9 +28,11 @@ def test_inputs_outputs_and_link_kind():
     assert [s.path for s in cmd.sources] == ["src/a.c"] and cmd.output == "obj/a.o"
     assert cmd.options == ["-O2", "-I", "inc", "-Iinc2", "-DX=1", "-c"]
     link = parse_command(["-o", "prog", "main.o", "libz.a", "-L.", "-lz", "-lm"])
-    assert link.builds_executable and link.linker_inputs == ["main.o", "libz.a", "-lz", "-lm"]
-    assert parse_command(["-shared", "a.o", "-o", "x.so"]).shared
-    assert parse_command(["-r", "a.o", "b.o", "-o", "ab.o"]).relocatable
+    assert link.builds_loadable and link.linker_inputs == ["main.o", "libz.a", "-lz", "-lm"]
+    shared = parse_command(["-shared", "a.o", "-o", "x.so"])
+    assert shared.shared and shared.builds_loadable
+    relocatable = parse_command(["-r", "a.o", "b.o", "-o", "ab.o"])
+    assert relocatable.relocatable and not relocatable.builds_loadable
     assert parse_command(["-nostdlib", "a.o"]).no_stdlib
 
 

@@ -134,6 +134,6 @@ def test_a_descriptor_199_of_the_callers_is_left_alone(tmp_path, cc):
     forkserver hello."""
     program = build(tmp_path, cc, "one-command", [])
     kept = tmp_path / "fd199"
-    subprocess.run(["bash", "-c", f'"$0" 199>"$1"', str(program), str(kept)], check=True,
+    subprocess.run(["bash", "-c", '"$0" 199>"$1"', str(program), str(kept)], check=True,
                    capture_output=True)
     assert kept.read_bytes() == b""
