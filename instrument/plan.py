@@ -71,7 +71,18 @@ def needs_runtime(command: CompilerCommand, backend: Backend) -> bool:
 
 def link_additions(command: CompilerCommand, rt: RuntimeFiles, cmplog: bool = False) -> list[str]:
     """The runtime for executables, the weak stubs for shared objects; with ``cmplog`` the
-    comparison log too, and the comparison routines wrapped (runtime/ffcc_cmplog.c)."""
+    comparison log too, and the comparison routines wrapped (runtime/ffcc_cmplog.c).  After a
+    ``-x LANGUAGE`` of the user's, ``-x none`` first, so the runtime's objects are read as
+    objects."""
+    language_reset = ["-x", "none"] if _forces_language(command.args) else []
+    return language_reset + _runtime_objects(command, rt, cmplog)
+
+
+def _forces_language(args: Sequence[str]) -> bool:
+    return any(arg == "-x" or (arg.startswith("-x") and len(arg) > 2) for arg in args)
+
+
+def _runtime_objects(command: CompilerCommand, rt: RuntimeFiles, cmplog: bool) -> list[str]:
     if command.shared:
         return [str(rt.shared_stub)]
     exports = [f"-Wl,--export-dynamic-symbol={name}" for name in EXPORTED_HOOKS]

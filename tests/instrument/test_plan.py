@@ -204,3 +204,10 @@ def test_clang_links_a_sanitizer_runtime_only_when_asked(args, expected):
     assert sanitizer_runtime_flags(parse_command(args), clang) == expected
     gcc = Backend(path="/usr/bin/gcc", kind=GCC)
     assert sanitizer_runtime_flags(parse_command(args), gcc) == []
+
+
+def test_the_runtime_is_read_as_objects_after_a_users_x():
+    forced = link_additions(parse_command(["-x", "c", "t.c", "-o", "t"]), RT)
+    assert forced[:3] == ["-x", "none", str(RT.core)]
+    assert link_additions(parse_command(["-xc", "t.c", "-o", "t"]), RT)[:2] == ["-x", "none"]
+    assert link_additions(parse_command(["t.c", "-o", "t"]), RT)[0] == str(RT.core)

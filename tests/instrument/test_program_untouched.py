@@ -137,3 +137,12 @@ def test_a_descriptor_199_of_the_callers_is_left_alone(tmp_path, cc):
     subprocess.run(["bash", "-c", '"$0" 199>"$1"', str(program), str(kept)], check=True,
                    capture_output=True)
     assert kept.read_bytes() == b""
+
+
+@pytest.mark.parametrize("cc", BACKENDS)
+def test_a_forced_language_builds_and_links(tmp_path, cc):
+    source = tmp_path / "start.c"
+    source.write_text(START_STATE)
+    subprocess.run(["ffcc", f"--cc={cc}", "--mcc", "-x", "c", "-o", str(tmp_path / "start"),
+                    str(source)], check=True, capture_output=True)
+    assert run_program([str(tmp_path / "start")]).stdout.startswith(b"errno 0\n")
