@@ -275,7 +275,7 @@ def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed,
     if isinstance(site, Decision):
         rewrite_decision(unit, edits, site, indexed, number, slots)
     else:
-        rewrite_binop(edits, site, indexed, number, slots)
+        rewrite_binop(unit, edits, site, indexed, number, slots)
 
 
 def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,

@@ -304,17 +304,18 @@ def _speculation_elements(speculation: Speculation, slots: Slots | None
             for name, spelling in spellings.items() if spelling is not None}
 
 
-def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int,
+def rewrite_binop(unit: Unit, edits: EditSet, site: Binop, labels: Indexed, number: int,
                   slots: Slots | None = None) -> None:
     """Operands that labels may read again are copied for them in the label block; the
     others are captured, as the program evaluates them, into temporaries the program's own
     operator then reads: frame elements when the site has a frame and their types a
     spelling (``_rewrite_in_frame``), else variables of a statement expression."""
     constant = frozenset(name for name, known in zip(("x0", "x1"), site.constant) if known)
-    if slots is not None and _rewrite_in_frame(edits, site, labels, number, slots, constant):
+    if slots is not None and _rewrite_in_frame(unit, edits, site, labels, number, slots,
+                                               constant):
         return
     tag = f"{number}_"
-    start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
+    start, end = unit.span(site.cursor)
     in_memory = _in_memory(site)
     copy_prefix = f"__ffcc_{tag}o"
     if site.plain:
@@ -328,12 +329,12 @@ def rewrite_binop(edits: EditSet, site: Binop, labels: Indexed, number: int,
                                   constant, in_memory)
     edits.wrap(start, end, f"({{ {TEMP} __auto_type {first} = ({promote[0]}",
                f"); {statements} {first} {site.op} {second}; }})")
-    gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset
+    gap_start, gap_end = unit.span(site.lhs)[1], unit.span(site.rhs)[0]
     edits.replace(gap_start, gap_end - gap_start,
                   f"); {TEMP} __auto_type {second} = ({promote[1]}")
 
 
-def _rewrite_in_frame(edits: EditSet, site: Binop, labels: Indexed, number: int,
+def _rewrite_in_frame(unit: Unit, edits: EditSet, site: Binop, labels: Indexed, number: int,
                       slots: Slots, constant: frozenset[str]) -> bool:
     """The site with its temporaries in its function's frame; False (nothing edited) when a
     value it would hold has no type spelling there. Operands captured, ``e`` becomes
@@ -361,19 +362,19 @@ def _rewrite_in_frame(edits: EditSet, site: Binop, labels: Indexed, number: int,
     block = label_statements(labels, values, number, "", constant, in_memory, copied, scratch)
     statements = f"({{ {block} }})"
     promote = {name: "+" if bitfield else "" for name, bitfield in zip(names, site.bitfield)}
-    start, end = site.cursor.extent.start.offset, site.cursor.extent.end.offset
+    start, end = unit.span(site.cursor)
     if not captured:
         edits.wrap(start, end, f"({statements}, ", ")")
     elif len(captured) == 2:
         edits.wrap(start, end, f"({held['x0']} = ({promote['x0']}",
                    f"), {statements}, {held['x0']} {site.op} {held['x1']})")
-        gap_start, gap_end = site.lhs.extent.end.offset, site.rhs.extent.start.offset
+        gap_start, gap_end = unit.span(site.lhs)[1], unit.span(site.rhs)[0]
         edits.replace(gap_start, gap_end - gap_start, f"), {held['x1']} = ({promote['x1']}")
     else:
         name = captured[0]
         operand = operands[names.index(name)]
-        edits.wrap(operand.extent.start.offset, operand.extent.end.offset,
-                   f"({held[name]} = ({promote[name]}", f"), {statements}, {held[name]})")
+        edits.wrap(*unit.span(operand), f"({held[name]} = ({promote[name]}",
+                   f"), {statements}, {held[name]})")
     return True
 
 

@@ -14,6 +14,8 @@ import os
 import re
 import shutil
 import subprocess
+from collections import Counter
+from collections.abc import Callable
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -102,6 +104,8 @@ PER_USE_MACROS = frozenset({"__COUNTER__", "__LINE__"})
 
 # start offset of a sub-expression -> (its end offset, the name written instead of its tokens)
 Rename = dict[int, tuple[int, str]]
+# The outermost macro invocations of the main file: their starts, and their ends, in order.
+Invocations = tuple[list[int], list[int]]
 
 
 class Token(NamedTuple):
@@ -162,9 +166,21 @@ class Unit:
         found = self._locations.get(key)
         if found is None:
             start, end, file = expansion_extent(cursor)
-            found = self._locations[key] = (start, end, file is not None
-                                            and file == self._main_file)
+            in_main_file = file is not None and file == self._main_file
+            found = self._locations[key] = (start, self._invocation_end(cursor, end)
+                                            if in_main_file else end, in_main_file)
         return found
+
+    def _invocation_end(self, cursor: Cursor, end: int) -> int:
+        """``end``, or the end of the macro invocation it falls in when the node's last token
+        comes from that invocation. libclang ends a node whose last token comes from a macro
+        argument where the invocation begins (the argument's expansion location), not after
+        its ``)``: ``p[0] == T('x')`` would end before ``T``. A node may also end right
+        where an invocation begins with a token of its own: ``(a)`` in ``(a)AND(b)``."""
+        i = bisect.bisect_right(self._macro_starts, end) - 1
+        if i < 0 or end >= self._macro_ends[i] or not _ends_in_macro(cursor, end):
+            return end
+        return self._macro_ends[i]
 
     def text(self, cursor: Cursor) -> str:
         start, end = self.span(cursor)
@@ -174,15 +190,21 @@ class Unit:
         """True when the node's extent is real text that may be wrapped as a whole.
 
         A node inside a macro expansion gets the invocation's extent (or an empty one); its
-        extent then lies within a macro range and is not its own text.
+        extent then lies within a macro range and is not its own text. A node whose extent
+        covers an invocation is its text only if it holds all that the invocation expands to:
+        with ``#define INC(x) x + 1``, ``y * INC(z)`` is ``(y * z) + 1``, and ``y * z`` spans
+        the invocation but is not ``y * INC(z)``.
         """
         start, end, in_main_file = self._located(cursor)
         if not in_main_file or end <= start:
             return False
         lo, hi = self._macros_over(start, end)
+        if lo == hi:
+            return True
         # The invocations are disjoint and sorted: all lie within the node when the first
         # starts and the last ends within it.
-        return lo == hi or (start <= self._macro_starts[lo] and self._macro_ends[hi - 1] <= end)
+        return (start <= self._macro_starts[lo] and self._macro_ends[hi - 1] <= end
+                and self._expansions.holds(cursor, lo, hi))
 
     def opaque(self, cursor: Cursor) -> bool:
         """True when the node's inside comes from a macro expansion (do not edit within)."""
@@ -192,6 +214,12 @@ class Unit:
         lo, hi = self._macros_over(start, end)
         # Only the first invocation sharing text with the node can hold all of it.
         return lo < hi and self._macro_starts[lo] <= start and end <= self._macro_ends[lo]
+
+    @cached_property
+    def _expansions(self) -> Expansions:
+        return Expansions(self.span, (self._macro_starts, self._macro_ends),
+                          [c for c in self._top_level
+                           if not c.kind.is_preprocessing() and self.in_main_file(c)])
 
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
@@ -203,10 +231,7 @@ class Unit:
         return list(zip(self._macro_starts, self._macro_ends))
 
     def _macros_over(self, start: int, end: int) -> tuple[int, int]:
-        """The (outermost) macro invocations sharing text with [start, end): their positions
-        lo..hi-1 in the sorted invocations."""
-        return (bisect.bisect_right(self._macro_ends, start),
-                bisect.bisect_left(self._macro_starts, end))
+        return overlapping((self._macro_starts, self._macro_ends), start, end)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -327,6 +352,80 @@ class Unit:
         return [0] + [match.end() for match in re.finditer(rb"\n", original)]
 
 
+class Expansions:
+    """Which nodes hold all that a macro invocation of the main file expands to.
+
+    Every node of an invocation's expansion has an extent within the invocation (libclang
+    places them all there); the smallest node holding all of them, their lowest common
+    ancestor, is the invocation's owner, and a node holds the expansion when it is the owner
+    or one of its ancestors. An implicit conversion and its operand count as one node: they
+    are one text. Only subtrees that share text with an invocation are walked, once per
+    file."""
+
+    def __init__(self, span: Callable[[Cursor], tuple[int, int]], invocations: Invocations,
+                 roots: list[Cursor]) -> None:
+        """``span``: a node's extent; ``invocations``: the outermost invocations' sorted
+        starts and ends; ``roots``: the file's declarations."""
+        self._span = span
+        self._invocations = invocations
+        self._identity: dict[bytes, bytes] = {}  # a node -> the node it is one text with
+        self._owners: list[tuple[bytes, ...] | None] = [None] * len(invocations[0])
+        for root in roots:
+            self._walk(root)
+        self._holders: Counter[bytes] = Counter(  # a node -> how many owners it is or holds
+            node for path in self._owners for node in path or ())
+        self._owned = [0]  # owned[i]: how many of the first i invocations have an owner
+        for path in self._owners:
+            self._owned.append(self._owned[-1] + (path is not None))
+
+    def holds(self, cursor: Cursor, lo: int, hi: int) -> bool:
+        """Does the node hold the expansions of invocations lo..hi-1, all within its extent?"""
+        identity = self._identity.get(bytes(cursor))
+        held = 0 if identity is None else self._holders[identity]
+        return held == self._owned[hi] - self._owned[lo]
+
+    def _walk(self, root: Cursor) -> None:
+        """Record the owners among ``root`` and its descendants."""
+        starts, ends = self._invocations
+        pending: list[tuple[Cursor, tuple[bytes, ...]]] = [(root, ())]  # node, its ancestors
+        while pending:
+            node, ancestors = pending.pop()
+            start, end = self._span(node)
+            lo, hi = overlapping(self._invocations, start, end)
+            if lo == hi:
+                continue
+            path = self._identify(node, ancestors)
+            if hi - lo == 1 and starts[lo] <= start and end <= ends[lo]:
+                self._owned_by(lo, path)
+            else:
+                pending.extend((child, path) for child in children(node))
+
+    def _identify(self, node: Cursor, ancestors: tuple[bytes, ...]) -> tuple[bytes, ...]:
+        """The identities from the root down to ``node``, which is one with any implicit
+        conversion over it and with those under it."""
+        key = bytes(node)
+        if key in self._identity:  # the operand of a conversion, one with it
+            return ancestors
+        self._identity[key] = key
+        operand = converted(node)
+        while operand is not None:
+            self._identity[bytes(operand)] = key
+            operand = converted(operand)
+        return (*ancestors, key)
+
+    def _owned_by(self, invocation: int, path: tuple[bytes, ...]) -> None:
+        """Make the owner of ``invocation`` the lowest common ancestor of its owner so far
+        and the node at the end of ``path``."""
+        owner = self._owners[invocation]
+        if owner is None:
+            self._owners[invocation] = path
+            return
+        common = 0
+        while common < min(len(owner), len(path)) and owner[common] == path[common]:
+            common += 1
+        self._owners[invocation] = owner[:common]
+
+
 # One match per token, the white space and comments before it included (a match each
 # would double the matches); at the end of the text, white space and comments match \Z.
 _TOKEN = re.compile(rb"""
@@ -433,6 +532,20 @@ def children(cursor: Cursor) -> tuple[Cursor, ...]:
     return kids
 
 
+def _ends_in_macro(cursor: Cursor, end: int) -> bool:
+    """Does the node's last token come from a macro expansion, ``end`` being where libclang
+    ends its extent? Then the node, or a descendant ending where it does, has an empty extent
+    (every token of a macro argument is placed where the invocation begins); else the node
+    ends with a token of its own, written in the file."""
+    node: Cursor | None = cursor
+    while node is not None:
+        if expansion_extent(node)[0] == end:
+            return True
+        node = next((child for child in children(node) if expansion_extent(child)[1] == end),
+                    None)
+    return False
+
+
 def function_body(function: Cursor) -> Cursor | None:
     """A function definition's compound statement."""
     return next((c for c in children(function) if c.kind == CursorKind.COMPOUND_STMT), None)
@@ -486,7 +599,14 @@ def bit_width(cursor: Cursor) -> int:
     return cursor.type.get_canonical().get_size() * 8
 
 
-def _outermost(ranges) -> tuple[list[int], list[int]]:
+def overlapping(invocations: Invocations, start: int, end: int) -> tuple[int, int]:
+    """The (outermost) macro invocations sharing text with [start, end): their positions
+    lo..hi-1 in the sorted invocations."""
+    starts, ends = invocations
+    return bisect.bisect_right(ends, start), bisect.bisect_left(starts, end)
+
+
+def _outermost(ranges) -> Invocations:
     """Sorted starts and ends of the outermost of possibly nested ranges.
 
     A macro invocation nested in another's arguments never changes whether a span

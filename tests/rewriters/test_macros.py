@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
 
 import pytest
+from clang.cindex import Cursor
 from rewriter_harness import ALL_WM, annotate_code, build, cc, run  # noqa: F401 (cc is a fixture)
 
 from ffcc.instrument.plan import preprocess_argv
 from ffcc.instrument.toolchain import select_backend
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.rewriters.macro_expansion import Expansion, expand_macros
-from ffcc.rewriters.unit import Unit
+from ffcc.rewriters.unit import Unit, children
 
 # The preprocessor command the ffcc driver hands the rewriters.
 PREPROCESS = partial(preprocess_argv, select_backend(None).path)
@@ -138,3 +140,70 @@ def test_file_expands_to_the_name_the_command_spells(tmp_path, monkeypatch):
                                      'int f(void) { return puts(__FILE__) > 0 && 1; }\n')
     ann = annotate("./name.c", [], IN_MACROS)
     assert 'puts("./name.c")' in ann.text
+
+
+# Issue 32: libclang ends a node whose last token comes from a macro argument where the
+# invocation begins, so these decisions were wrapped without their last invocation and the
+# labelled file did not compile. (p[1])AND(p[0]): an operand that ends where a macro begins.
+ENDS_IN_ARGUMENTS = r"""#include <stdio.h>
+#define T(x) x
+#define CHAR_X 'x'
+#define NEST(x) T(T(x))
+#define FIRST_IS(p, c) p[0] == T(c)
+#define AND &&
+int f(const char *p) {
+  if (p && p[0] == T('x')) return 1;
+  if (T('x') == p[0] && p[1]) return 2;
+  if (p[1] == NEST(CHAR_X) || p[2] == T(
+        'y'
+      )) return 3;
+  if (p[1] && FIRST_IS(p, 'q')) return 4;
+  if (p[2] != 'c' && (p[1])AND(p[0])) return 5;
+  return (p != 0) && p[0] == T('z');
+}
+int main(void) {
+  printf("%d %d %d %d %d\n", f("xy"), f("az"), f("zxy"), f("z\0\0"), f("qq"));
+  return 0;
+}
+"""
+DECISIONS = ["p && p[0] == T('x')", "T('x') == p[0] && p[1]",
+             "p[1] == NEST(CHAR_X) || p[2] == T( 'y' )", "p[1] && FIRST_IS(p, 'q')",
+             "p[2] != 'c' && (p[1])", "(p != 0) && p[0] == T('z')"]
+COMPARISONS = ["p[0] == T('x')", "T('x') == p[0]", "p[1] == NEST(CHAR_X)", "p[2] == T( 'y' )",
+               "p[2] != 'c'", "p[0] == T('z')"]
+
+
+def test_decisions_ending_in_a_macro_argument_are_labelled_whole(tmp_path, cc):
+    ann = annotate_code(tmp_path, ENDS_IN_ARGUMENTS,
+                        LabelOptions(mcc=True, wm_ops=frozenset({"ROR"})))
+    mcc = [label.original for label in ann.labels if label.operator == "mcc"]
+    assert sorted(mcc) == sorted(DECISIONS * 3)  # three combinations each
+    ror = [label.original for label in ann.labels if label.operator.startswith("wm.ror")]
+    assert sorted(ror) == sorted(COMPARISONS * 4)  # the four live mutants of == or !=
+    assert run(build(tmp_path, ann.text, cc, "-O0", "prog")).stdout == b"1 5 3 1 4\n"
+
+
+INC = "#define INC(x) x + 1\n#define INC_P(x) (x) + 1\nint next(void);\n"
+
+
+def test_a_node_spanning_an_invocation_it_does_not_hold_gets_no_labels(tmp_path):
+    """``y * INC(z)`` is ``(y * z) + 1``: no node is ``y * z`` spelled ``y * INC(z)``, and a
+    label capturing ``INC_P(z)`` as the right operand of ``*`` would compute
+    ``next() * (z + 1)``. The comparison holding all of it is a site."""
+    code = INC + "int f(int y, int z) {\n  return y * INC(z) > next() * INC_P(z);\n}\n"
+    ann = annotate_code(tmp_path, code, LabelOptions(wm_ops=frozenset({"ROR", "AOR"})))
+    assert {label.original for label in ann.labels} == {"y * INC(z) > next() * INC_P(z)"}
+
+
+def test_an_operand_from_a_macro_argument_ends_after_the_invocation(tmp_path):
+    source = tmp_path / "spans.c"
+    source.write_text("#define T(x) x\nint f(int y, int z) {\n  return y + T(z\n    ) * 2;\n}\n")
+    unit = Unit(str(source), [])
+    spelled = {unit.text(node): unit.spelled(node) for node in _descendants(unit.functions()[0])}
+    assert spelled["T(z\n    )"] and spelled["T(z\n    ) * 2"] and spelled["y + T(z\n    ) * 2"]
+
+
+def _descendants(node: Cursor) -> Iterator[Cursor]:
+    for child in children(node):
+        yield child
+        yield from _descendants(child)
