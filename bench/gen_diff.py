@@ -218,7 +218,7 @@ class Settings:
 def build_and_run(cell: Cell, workdir: Path, flags: list[str], settings: Settings) -> None:
     """Both builds of one cell, and the runs of those that built."""
     env = {} if settings.server else {"FFCC_SERVER": "0"}
-    run_env = {"UBSAN_OPTIONS": "print_stacktrace=0", "ASAN_OPTIONS": "detect_leaks=1"}
+    run_env = {"UBSAN_OPTIONS": "print_stacktrace=0:print_summary=0", "ASAN_OPTIONS": "detect_leaks=1"}
     for labelled in (False, True):
         binary = f"{'labelled' if labelled else 'plain'}-{cell.cc}{cell.level}"
         built = measure(build_argv(settings.ffcc, cell.cc, cell.level, flags, labelled, binary),

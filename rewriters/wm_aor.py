@@ -180,24 +180,41 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
     """C template: do ``$x0 op $x1`` and ``$x0 mutant $x1`` differ, computed with every
     floating-point exception masked and the environment restored exactly afterwards. SSE's
     values and environment are the site's scratch objects (``opaque.HELD``: the same for all
-    its labels, which run one after the other); the x87's, of ``long double``, are the label's."""
+    its labels, which run one after the other); the x87's, of ``long double``, are the label's.
+    Where one of the two divides, no C division has a zero divisor (``_by_zero``)."""
     if result == TypeKind.LONGDOUBLE:  # x87
-        copies = (f"{TEMP} __typeof__($x0) __ffcc_a = ($x0); "
-                  f"{TEMP} __typeof__($x1) __ffcc_b = ($x1); ")
-        values = (f"{TEMP} __typeof__(__ffcc_a {op} __ffcc_b) __ffcc_r = __ffcc_a {op} __ffcc_b, "
-                  f"__ffcc_m = __ffcc_a {mutant} __ffcc_b; ")
+        a, b, r, m = "__ffcc_a", "__ffcc_b", "__ffcc_r", "__ffcc_m"
+        copies = f"{TEMP} __typeof__($x0) {a} = ($x0); {TEMP} __typeof__($x1) {b} = ($x1); "
         hold = (f"{TEMP} char __ffcc_env[28]; {copies}"
-                '__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"(__ffcc_a), "+m"(__ffcc_b)); ')
-        restore = '__asm__ volatile("fldenv %2" : "+m"(__ffcc_r), "+m"(__ffcc_m) : "m"(__ffcc_env)); '
-        return (f"({{ {hold}{values}{restore}"
-                "(__ffcc_r != __ffcc_m) & ((__ffcc_r == __ffcc_r) | (__ffcc_m == __ffcc_m)); })")
-    # SSE, also for the helpers of __float128 and _Float16
-    return ("({ $fa = ($x0); $fb = ($x1); "
-            '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
-            '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); '
-            f"$fr = $fa {op} $fb; $fm = $fa {mutant} $fb; "
-            '__asm__ volatile("ldmxcsr %2" : "+m"($fr), "+m"($fm) : "m"($fenv)); '
-            "($fr != $fm) & (($fr == $fr) | ($fm == $fm)); })")
+                f'__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"({a}), "+m"({b})); '
+                f"{TEMP} __typeof__({a} + {b}) {r}, {m}; ")
+        restore = f'__asm__ volatile("fldenv %2" : "+m"({r}), "+m"({m}) : "m"(__ffcc_env)); '
+    else:  # SSE, also for the helpers of __float128 and _Float16
+        a, b, r, m = "$fa", "$fb", "$fr", "$fm"
+        hold = ("$fa = ($x0); $fb = ($x1); "
+                '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
+                '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); ')
+        restore = '__asm__ volatile("ldmxcsr %2" : "+m"($fr), "+m"($fm) : "m"($fenv)); '
+    differ = f"(({r} != {m}) & (({r} == {r}) | ({m} == {m})))"
+    if "/" not in (op, mutant):
+        return f"({{ {hold}{r} = {a} {op} {b}; {m} = {a} {mutant} {b}; {restore}{differ}; }})"
+    return (f"({{ {hold}{r} = {_by_zero(op, a, b, False)}; {m} = {_by_zero(mutant, a, b, False)}; "
+            f'__asm__ volatile("" : "+m"({r}), "+m"({m})); {TEMP} int __ffcc_k = {differ}; '
+            f"{r} = {_by_zero(op, a, b, True)}; {m} = {_by_zero(mutant, a, b, True)}; {restore}"
+            f"{TEMP} int __ffcc_z = ({b} == 0); (__ffcc_z & {differ}) | (!__ffcc_z & __ffcc_k); }})")
+
+
+def _by_zero(op: str, a: str, b: str, zero: bool) -> str:
+    """``a op b`` as a label computes it: for a divisor that is not 0 (``zero`` False), or is
+    (True).  A division divides by 1 in place of 0, and by a zero divisor it is ``a`` times
+    the infinity of the divisor's sign, which IEEE 754 makes the same value (0/0 and NaN/0 are
+    NaN, x/0 and inf/0 infinite with the signs' product): no division by zero for a
+    sanitizer (``-fsanitize=float-divide-by-zero``) to report, as the program made none."""
+    if op != "/":
+        return f"{a} {op} {b}"
+    if not zero:
+        return f"{a} / ({b} + ({b} == 0))"
+    return f"{a} * ((__typeof__({b}))__builtin_inf() * (1 - 2 * !!__builtin_signbit({b})))"
 
 
 def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,

@@ -18,8 +18,8 @@ CORPUS = Path(__file__).resolve().parent / "adversarial"
 PROGRAMS = sorted(CORPUS.glob("*.c"))
 BACKENDS = [cc for cc in ("gcc", "clang") if have(cc)]
 LEVELS = ("-O0", "-O2")
-# UBSan names the column of the faulting expression; labels insert text on the line before it,
-# so only the file and line are compared.
+# UBSan names the column of the faulting expression (its summary line, left out, too); labels
+# insert text on the line before it, so only the file and line are compared.
 _COLUMN = re.compile(rb"^(.*?:\d+):\d+: runtime error:", re.M)
 
 
@@ -38,7 +38,7 @@ RUN_TIMEOUT = 60
 
 def observed(binary: Path) -> Outcome:
     outcome = run_program([str(binary)], timeout=RUN_TIMEOUT,
-                          env={"UBSAN_OPTIONS": "print_stacktrace=0:halt_on_error=0"})
+                          env={"UBSAN_OPTIONS": "print_stacktrace=0:halt_on_error=0:print_summary=0"})
     return Outcome(outcome.stdout, _COLUMN.sub(rb"\1: runtime error:", outcome.stderr),
                    outcome.status)
 

@@ -6,6 +6,7 @@ import re
 import subprocess
 
 import pytest
+from helpers import ffcc, have
 from rewriter_harness import (  # noqa: F401 (cc is a fixture)
     ALL_WM,
     HARNESS,
@@ -15,6 +16,7 @@ from rewriter_harness import (  # noqa: F401 (cc is a fixture)
     labels_where,
     run,
 )
+from test_adversarial import observed  # UBSan's reports without their columns
 
 from ffcc.rewriters import LabelOptions
 from ffcc.rewriters.labelling import predicate_key
@@ -455,3 +457,37 @@ def test_a_value_only_comparison_groups_read_is_laundered_by_the_drivers_macro(t
     computed = annotate_code(tmp_path, "int f(int a, int b) {\n  return a + b;\n}\n",
                              wm("AOR", "ABS")).text
     assert "__FFCC_LAUNDER_COMPARED(" not in computed and computed.count('"+r"') == 2
+
+
+FLOAT_DIVISIONS = r"""
+#include <stdio.h>
+double mul(double d, double e) { return d * e; }
+double quotient(double d, double e) { return d / e; }
+float sum(float d, float e) { return d + e; }
+long double product(long double d, long double e) { return d * e; }
+double scaled(double d, double e) { d *= e; return d; }
+int main(int argc, char **argv) {
+  (void)argv;
+  double zero = argc - 1;
+  printf("%a %a %a %La %a\n", mul(3, zero), quotient(zero, 2), sum(1, (float)zero),
+         product(2, zero), scaled(-5, -zero));
+  printf("%a %a\n", quotient(1, zero), quotient(zero, zero));  /* the program's own */
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("compiler", [name for name in ("gcc", "clang") if have(name)])
+def test_float_division_mutants_divide_by_no_zero_a_sanitizer_sees(tmp_path, compiler):
+    """Issue 32.4: under -fsanitize=float-divide-by-zero the labelled program reports the
+    program's own divisions by zero, and none of its labels'."""
+    source = tmp_path / "divisions.c"
+    source.write_text(FLOAT_DIVISIONS)
+    outcomes = []
+    for name, labels in (("plain", []), ("labelled", ["--mcc", "--wm=all", "--labels-required"])):
+        ffcc(*labels, f"--cc={compiler}", "-O1", "-fsanitize=undefined,float-divide-by-zero",
+             "-o", str(tmp_path / name), str(source))
+        outcomes.append(observed(tmp_path / name))
+    plain, labelled = outcomes
+    assert plain.stderr.count(b"division by zero") == 1  # UBSan reports a place once
+    assert labelled == plain
