@@ -12,14 +12,16 @@ three ways:
 and the ways must agree: the same pass/fail/skip counts (per project parser), no file built
 without labels unless libclang cannot parse it (the warning's reason says which), and the
 same bytes out of the project's data round trip (bzip2 and zlib compress and decompress a
-file; the .bz2 and .gz bytes must be identical).  Build CPU is the user+system time of the
-build's process tree (``FFCC_SERVER=0``, so that every ffcc runs in that tree and counts,
-and not in the compile server), configure not counted.  The script runs under nice -n 19,
+file; the .bz2 and .gz bytes must be identical).  CPU is the user+system time of the
+build's and the check's process trees (``FFCC_SERVER=0``, so that every ffcc runs in that
+tree and counts, and not in the compile server; automake compiles its check programs in the
+check), configure not counted.  The script runs under nice -n 19,
 and builds with -j2 at most.
 
     python bench/dropin_table.py                      # the default projects, markdown table
     python bench/dropin_table.py --json out.json zlib bzip2 expat
     python bench/dropin_table.py --cc clang zlib      # clang, clang++ and FFCC_CC=clang
+    python bench/dropin_table.py --show a.json b.json # the table of earlier runs, merged
 
 The exit status is 0 when every project's ways agree.
 """
@@ -81,6 +83,7 @@ class Result:
     error: str = ""              # the failed step's last lines
     build_cpu: float = 0.0
     build_wall: float = 0.0
+    check_cpu: float = 0.0       # automake's check_PROGRAMS are compiled here
     check_rc: int | None = None
     counts: Counts = field(default_factory=dict)
     unlabelled: dict[str, str] = field(default_factory=dict)   # file -> reason
@@ -150,6 +153,7 @@ def build_way(project: Project, way: Way, workdir: Path) -> Result:
         return failed(result, "build", build)
     check = run(project.check, tree, measured_env)
     result.check_rc, result.counts = check.rc, project.counts(tree, check.output)
+    result.check_cpu = check.cpu
     result.unlabelled.update(unlabelled_files(check.output))  # check programs are built there
     print(f"  {way.name}: build {build.wall:.0f} s ({build.cpu:.0f} s CPU), check rc {check.rc}"
           f" {result.counts}, {len(result.unlabelled)} unlabelled", flush=True)
@@ -219,7 +223,7 @@ def roundtrip_text(result: Result, plain: Result) -> str:
 def table(rows: dict[str, list[Result]]) -> str:
     """The markdown table: one row per project and way, and each project's verdict."""
     head = ("project", "way", "CXX", "tests pass/fail/skip", "built without labels",
-            "round trip", "build CPU s", "verdict")
+            "round trip", "CPU s build, check", "verdict")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, results in rows.items():
         verdict = "; ".join(differences(results)) or "agree"
@@ -227,7 +231,7 @@ def table(rows: dict[str, list[Result]]) -> str:
             lines.append("| " + " | ".join((
                 name if number == 0 else "", r.way, r.cxx, tests_text(r),
                 unlabelled_text(r) if r.way != results[0].way else "-",
-                roundtrip_text(r, results[0]), f"{r.build_cpu:.0f}",
+                roundtrip_text(r, results[0]), f"{r.build_cpu:.0f}, {r.check_cpu:.0f}",
                 verdict if number == 0 else "")) + " |")
     return "\n".join(lines)
 
@@ -241,7 +245,14 @@ def main() -> int:
     parser.add_argument("--labels", default="--mcc --wm", help="FFCC_FLAGS of the labelled way")
     parser.add_argument("--workdir", type=Path, help="keep the build trees here")
     parser.add_argument("--json", type=Path, help="write every result here")
+    parser.add_argument("--show", type=Path, nargs="+", metavar="JSON",
+                        help="build nothing: the table of these --json files, merged")
     args = parser.parse_args()
+    if args.show:
+        rows = {name: [Result(**r) for r in results] for path in args.show
+                for name, results in json.loads(path.read_text()).items()}
+        print(table(rows))
+        return 0 if not any(differences(r) for r in rows.values()) else 1
     os.nice(19)  # a shared machine: every build and check below inherits it
     rows: dict[str, list[Result]] = {}
     with tempfile.TemporaryDirectory(prefix="ffcc-dropin-") as scratch:
