@@ -103,9 +103,14 @@ def ways(backend: str, labels: str) -> list[Way]:
 
 
 def run(command: str, tree: Path, env: dict[str, str]) -> Step:
-    """Run one shell step in ``tree``; its CPU is that of every process it waited for."""
+    """Run one shell step in ``tree``; its CPU is that of every process it waited for.  Its
+    output is kept beside the tree (``<tree>.<n>.log``, in the order of the steps), where
+    a difference's exact error can be read."""
     start = time.monotonic()
-    with tempfile.TemporaryFile("w+") as log:
+    number = len(list(tree.parent.glob(f"{tree.name}.*.log")))
+    with open(tree.parent / f"{tree.name}.{number}.log", "w+") as log:
+        log.write(f"$ {command}\n")
+        log.flush()
         proc = subprocess.Popen(command, shell=True, cwd=tree, stdout=log,
                                 stderr=subprocess.STDOUT, env={**os.environ, **env},
                                 start_new_session=True)
