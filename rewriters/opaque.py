@@ -36,8 +36,11 @@ from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arit
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
 # Scratch objects of floating labels that hold the floating-point environment
 # (wm_aor.held_difference): placeholder -> type, over the placeholders of the two operands.
+# fr and fm hold the original's and the mutant's values; frz and fmz the same for a zero
+# divisor, where one of the two divides.
 HELD = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": "__typeof__($x0)",
-        "fb": "__typeof__($x1)", "fr": "__typeof__($fa + $fb)", "fm": "__typeof__($fa + $fb)"}
+        "fb": "__typeof__($x1)", "fr": "__typeof__($fa + $fb)", "fm": "__typeof__($fa + $fb)",
+        "frz": "__typeof__($fa + $fb)", "fmz": "__typeof__($fa + $fb)"}
 # Prefix of every temporary the rewriters declare; the driver defines it (clang: nodebug, so
 # -g builds do not carry debug info for thousands of temporaries: a tenth of the compile).
 TEMP = "__FFCC_TEMP"

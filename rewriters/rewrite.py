@@ -389,7 +389,7 @@ def _scratch_types(names: list[str], left: str | None, right: str | None
         return None
     computed = max(FLOAT_RANK, key=lambda spelling: FLOAT_RANK[spelling] == max(ranks))
     types = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": left, "fb": right,
-             "fr": computed, "fm": computed}
+             "fr": computed, "fm": computed, "frz": computed, "fmz": computed}
     return {name: types[name] for name in names}
 
 

@@ -72,6 +72,8 @@ FLOAT_EQUIVALENT = {frozenset("+-"): (0.0,), frozenset("*/"): (1.0, -1.0)}
 # only for b == 0, which kills the mutant.
 NEVER_EQUAL_WHEN_SMALL = frozenset({frozenset("+/"), frozenset("+%")})
 FEW_VALUES = 256  # a right operand with fewer possible values has its kill conditions decided
+# Clobbers of an asm statement across which no x87 register may hold a value.
+X87_STACK = ", ".join(f'"st({n})"' if n else '"st"' for n in range(8))
 HELD_TARGET = "x86_64"  # where the floating-point environment can be held (held_difference)
 OFFSET_KILL = "($x1) != 0"  # p + n against p - n
 
@@ -181,27 +183,47 @@ def held_difference(op: str, mutant: str, result: TypeKind) -> str:
     floating-point exception masked and the environment restored exactly afterwards. SSE's
     values and environment are the site's scratch objects (``opaque.HELD``: the same for all
     its labels, which run one after the other); the x87's, of ``long double``, are the label's.
-    Where one of the two divides, no C division has a zero divisor (``_by_zero``)."""
+    Where one of the two divides, no C division has a zero divisor (``_by_zero``): both are
+    computed for a divisor that is not 0 and for one that is, and the divisor decides which
+    pair counts, without a branch.  The x87's fnstenv and fldenv clobber every register of its
+    stack: fldenv puts back the stack's top and tags as fnstenv saw them, so no value may live
+    in a register across either."""
+    divides = "/" in (op, mutant)
     if result == TypeKind.LONGDOUBLE:  # x87
-        a, b, r, m = "__ffcc_a", "__ffcc_b", "__ffcc_r", "__ffcc_m"
-        copies = f"{TEMP} __typeof__($x0) {a} = ($x0); {TEMP} __typeof__($x1) {b} = ($x1); "
-        hold = (f"{TEMP} char __ffcc_env[28]; {copies}"
-                f'__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"({a}), "+m"({b})); '
-                f"{TEMP} __typeof__({a} + {b}) {r}, {m}; ")
-        restore = f'__asm__ volatile("fldenv %2" : "+m"({r}), "+m"({m}) : "m"(__ffcc_env)); '
+        a, b, r, m, rz, mz = "__ffcc_a", "__ffcc_b", "__ffcc_r", "__ffcc_m", "__ffcc_rz", "__ffcc_mz"
+        results = [r, m, rz, mz] if divides else [r, m]
+        hold = (f"{TEMP} char __ffcc_env[28]; {TEMP} __typeof__($x0) {a} = ($x0); "
+                f"{TEMP} __typeof__($x1) {b} = ($x1); "
+                f'__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"({a}), "+m"({b}) : : '
+                f"{X87_STACK}); "
+                f"{TEMP} __typeof__({a} + {b}) {', '.join(results)}; ")
+        restore = (f'__asm__ volatile("fldenv %{len(results)}" : {_in_memory(results)} : '
+                   f'"m"(__ffcc_env) : {X87_STACK}); ')
     else:  # SSE, also for the helpers of __float128 and _Float16
-        a, b, r, m = "$fa", "$fb", "$fr", "$fm"
+        a, b, r, m, rz, mz = "$fa", "$fb", "$fr", "$fm", "$frz", "$fmz"
+        results = [r, m, rz, mz] if divides else [r, m]
         hold = ("$fa = ($x0); $fb = ($x1); "
                 '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
                 '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); ')
-        restore = '__asm__ volatile("ldmxcsr %2" : "+m"($fr), "+m"($fm) : "m"($fenv)); '
-    differ = f"(({r} != {m}) & (({r} == {r}) | ({m} == {m})))"
-    if "/" not in (op, mutant):
-        return f"({{ {hold}{r} = {a} {op} {b}; {m} = {a} {mutant} {b}; {restore}{differ}; }})"
-    return (f"({{ {hold}{r} = {_by_zero(op, a, b, False)}; {m} = {_by_zero(mutant, a, b, False)}; "
-            f'__asm__ volatile("" : "+m"({r}), "+m"({m})); {TEMP} int __ffcc_k = {differ}; '
-            f"{r} = {_by_zero(op, a, b, True)}; {m} = {_by_zero(mutant, a, b, True)}; {restore}"
-            f"{TEMP} int __ffcc_z = ({b} == 0); (__ffcc_z & {differ}) | (!__ffcc_z & __ffcc_k); }})")
+        restore = (f'__asm__ volatile("ldmxcsr %{len(results)}" : {_in_memory(results)} : '
+                   '"m"($fenv)); ')
+    if not divides:
+        return (f"({{ {hold}{r} = {a} {op} {b}; {m} = {a} {mutant} {b}; {restore}"
+                f"{_differ(r, m)}; }})")
+    values = (f"{r} = {_by_zero(op, a, b, False)}; {m} = {_by_zero(mutant, a, b, False)}; "
+              f"{rz} = {_by_zero(op, a, b, True)}; {mz} = {_by_zero(mutant, a, b, True)}; ")
+    return (f"({{ {hold}{values}{restore}{TEMP} int __ffcc_z = ({b} == 0); "
+            f"(__ffcc_z & {_differ(rz, mz)}) | (!__ffcc_z & {_differ(r, m)}); }})")
+
+
+def _in_memory(results: list[str]) -> str:
+    """Output operands of the asm that ends the masked region: the values computed in it."""
+    return ", ".join(f'"+m"({name})' for name in results)
+
+
+def _differ(r: str, m: str) -> str:
+    """C: the values ``r`` and ``m`` differ (NaN equal to NaN)."""
+    return f"(({r} != {m}) & (({r} == {r}) | ({m} == {m})))"
 
 
 def _by_zero(op: str, a: str, b: str, zero: bool) -> str:
@@ -214,7 +236,8 @@ def _by_zero(op: str, a: str, b: str, zero: bool) -> str:
         return f"{a} {op} {b}"
     if not zero:
         return f"{a} / ({b} + ({b} == 0))"
-    return f"{a} * ((__typeof__({b}))__builtin_inf() * (1 - 2 * !!__builtin_signbit({b})))"
+    computed = f"__typeof__({a} + {b})"  # the divisor may be an integer, of no sign
+    return f"{a} * (({computed})__builtin_inf() * (1 - 2 * !!__builtin_signbit(({computed}){b})))"
 
 
 def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,

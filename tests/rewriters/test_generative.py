@@ -1,8 +1,9 @@
 """Generative differential testing, a fixed-seed sample: labels never change what a program does.
 
-A handful of programs from each generator (Csmith's, and bench/gen_c.py's macro, float and
-bit-field heavy C), on two axes (no options, and UBSan), built plain and with ``--mcc --wm=all
---labels-required`` by gcc and clang at -O0 and -O2 (bench/gen_diff.py's matrix).  Programs
+One program from each generator (Csmith's, and bench/gen_c.py's macro, float and bit-field
+heavy C: a few thousand labels each), on two axes (no options, and UBSan), built plain and with
+``--mcc --wm=all --labels-required`` by gcc and clang at -O0 and -O2 (bench/gen_diff.py's
+matrix).  Programs
 whose plain builds disagree are dropped there as suspects of undefined behaviour; of the rest,
 no labelled run may differ from its plain run, no labelled build may be refused, and ffcc may
 never crash.  ``python bench/gen_diff.py`` runs the same on as many programs as one likes.
@@ -19,8 +20,8 @@ from helpers import have
 
 from bench.gen_diff import Program, Settings, Verdict, examine
 
-GEN_SEEDS = (11, 12, 13)
-CSMITH_SEEDS = (21, 22)
+GEN_SEEDS = (11,)
+CSMITH_SEEDS = (21,)
 AXES = ("base", "ubsan")
 WORKERS = 2
 

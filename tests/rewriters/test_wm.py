@@ -463,6 +463,7 @@ FLOAT_DIVISIONS = r"""
 #include <stdio.h>
 double mul(double d, double e) { return d * e; }
 double quotient(double d, double e) { return d / e; }
+double by_integer(double d, int n) { return d * n; }
 float sum(float d, float e) { return d + e; }
 long double product(long double d, long double e) { return d * e; }
 double scaled(double d, double e) { d *= e; return d; }
@@ -471,6 +472,7 @@ int main(int argc, char **argv) {
   double zero = argc - 1;
   printf("%a %a %a %La %a\n", mul(3, zero), quotient(zero, 2), sum(1, (float)zero),
          product(2, zero), scaled(-5, -zero));
+  printf("%a %a\n", by_integer(4, argc - 1), by_integer(-0.0, 1 - argc));
   printf("%a %a\n", quotient(1, zero), quotient(zero, zero));  /* the program's own */
   return 0;
 }
