@@ -172,8 +172,9 @@ def source_of(program: Program, axis: str) -> str:
     -pedantic-errors, nothing -Wall -Wextra warns about under -Werror)."""
     if program.generator == "gen":
         return generate(program.seed, Style(pedantic=axis == "pedantic", warn_clean=axis == "werror"))
-    done = subprocess.run(["csmith", "--seed", str(program.seed)], capture_output=True, text=True,
-                          check=True)
+    with tempfile.TemporaryDirectory() as scratch:  # csmith leaves platform.info where it runs
+        done = subprocess.run(["csmith", "--seed", str(program.seed)], capture_output=True,
+                              text=True, check=True, cwd=scratch)
     return done.stdout
 
 
