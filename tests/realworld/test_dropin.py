@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.projects import JQ, ZLIB, Project, fresh_copy, run_step
+from bench.dropin_table import build_way, differences, ways
+from bench.projects import BZIP2, JQ, ZLIB, Project, fresh_copy, run_step
 from ffcc.runtime.abi import read_label_db
 
 pytestmark = pytest.mark.realworld
@@ -54,3 +55,19 @@ def test_jq_autotools_build_passes_make_check(tmp_path):
     passed, total = map(int, re.search(r"(\d+) of (\d+) tests passed", jqtest).groups())
     assert passed == total >= 300
     assert instrumented(tree / "jq")
+
+
+def test_bzip2_three_ways_agree(tmp_path):
+    """bench/dropin_table.py's check, on its cheapest project: bzip2 built by gcc, by ffcc and
+    by ffcc with labels (static and libbz2.so), its own test three ways with the same
+    counts, no file without labels, and the same .bz2 bytes of a compress/decompress trip."""
+    try:
+        results = [build_way(BZIP2, way, tmp_path) for way in ways("gcc", "--mcc --wm")]
+    except (RuntimeError, OSError) as err:  # no sources here
+        if os.environ.get("FFCC_REQUIRE_REALWORLD"):
+            raise
+        pytest.skip(str(err))
+    assert differences(results) == []
+    assert results[0].counts == {"pass": 12, "fail": 0}
+    assert len(results[2].roundtrip) == 3  # input, -9 and -1 compressions
+    assert b".ffcc_labeldb" in (tmp_path / "ffcc-labels" / "bzip2" / "libbz2.so.1.0.8").read_bytes()
