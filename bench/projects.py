@@ -66,6 +66,17 @@ def expat_counts(tree: Path, output: str) -> Counts:
     return counts
 
 
+def tuktest_counts(tree: Path, output: str) -> Counts:
+    """automake's counts, and the cases of xz's tuktest programs ("PASS: name", "FAIL:",
+    "SKIP:" per test function in each tests/test_*.log)."""
+    counts = automake_counts(tree, output)
+    for log in sorted(tree.glob("tests/test_*.log")):
+        for kind in re.findall(r"^(PASS|FAIL|SKIP|ERROR): ", log.read_text(), re.M):
+            counts["cases"] = counts.get("cases", 0) + 1
+            counts["cases_fail"] = counts.get("cases_fail", 0) + (kind in ("FAIL", "ERROR"))
+    return counts
+
+
 def cmp_counts(tree: Path, output: str) -> Counts:
     """bzip2's check: each echoed ``cmp`` is a test; one that prints "differ" or "EOF on"
     failed (``make -k`` goes on past it)."""
@@ -210,7 +221,18 @@ LCMS2 = Project(
     counts=marker_counts(r"^Checking .*Ok(\.|, but)", r"FAIL!\s*$"),
     roundtrip="mkdir -p roundtrip"
     " && grep -o '^Checking .*|Err|<[0-9.]*' testbed/check.out > roundtrip/errors.txt")
-PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, CJSON_STRICT, EXPAT, JQ, LIBPNG, LCMS2, MPFR,
+# liblzma.so with x86 assembly (crc32_x86.S, crc64_x86.S) beside C, xz, and tuktest's unit
+# tests and shell round trips (test_compress.sh, test_files.sh).  One thread: the .xz
+# bytes of a multi-threaded compression depend on the block split.
+XZ = Project(
+    "xz-utils", ("xz-utils",), (), "./configure CC={cc} --disable-nls --disable-doc",
+    "make -j2", "make check -j2", counts=tuktest_counts,
+    roundtrip="mkdir -p roundtrip && cat src/liblzma/*/*.c > roundtrip/input"
+    " && src/xz/xz -T1 -9 -c roundtrip/input > roundtrip/input.9.xz"
+    " && src/xz/xz -T1 -0e -c roundtrip/input > roundtrip/input.0e.xz"
+    " && src/xz/xz -d -c roundtrip/input.9.xz | cmp - roundtrip/input"
+    " && src/xz/xz -d -c roundtrip/input.0e.xz | cmp - roundtrip/input")
+PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, CJSON_STRICT, EXPAT, JQ, LIBPNG, LCMS2, XZ, MPFR,
                                 PIXMAN, COREUTILS)}
 
 
