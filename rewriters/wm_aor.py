@@ -261,7 +261,9 @@ def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Comput
             return Kill(operator.simplified, operator.simplified)
         half = f"($x1) != (({unsigned})1 << {bits - 1})"
         return Kill(both(operator.simplified, half), f"{operator.simplified} && {half}")
-    divisors = _Divisors(values, signed)
+    # A divisor of an unsigned type is never -1 in the signed type it converts to (an unsigned
+    # int divisor of a long dividend: UINT_MAX there, not -1).
+    divisors = _Divisors(values, signed and (values is not None or right.own in SIGNED_KINDS))
     code, text = (differ_in(_value(op, unsigned, divisors, branch_free),
                             _value(mutant, unsigned, divisors, branch_free), unsigned, computed)
                   for branch_free in (True, False))

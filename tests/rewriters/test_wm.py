@@ -493,3 +493,20 @@ def test_float_division_mutants_divide_by_no_zero_a_sanitizer_sees(tmp_path, com
     plain, labelled = outcomes
     assert plain.stderr.count(b"division by zero") == 1  # UBSan reports a place once
     assert labelled == plain
+
+
+def test_an_unsigned_divisor_is_minus_one_only_in_the_type_the_division_computes_in(tmp_path, cc):
+    """Issue 32.9a: with a long dividend, an unsigned int divisor of UINT_MAX is 4294967295 in
+    the division, not -1: at a = 2^32 the quotient and the remainder are both 1, so the mutants
+    swapping / and % are not killed there, and at a = 5 they are."""
+    code = ("#include <stdlib.h>\nint main(int argc, char **argv) {\n"
+            "  long a = atol(argv[1]); unsigned b = (unsigned)strtoul(argv[2], 0, 10);\n"
+            "  long q = a / b, r = a % b;\n  return (int)(q + r) & 1;\n}\n")
+    ann = annotate_code(tmp_path, code, wm("AOR"))
+    binary = build(tmp_path, ann.text, cc, "-O1", "unsigned_divisor",
+                   ("-fsanitize=undefined", "-fno-sanitize-recover=all"))
+    swapped = labels_where(ann, operator="wm.aor.div_mod") | labels_where(
+        ann, operator="wm.aor.mod_div")
+    assert len(swapped) == 2
+    assert not swapped & run(binary, ["4294967296", "4294967295"]).hits
+    assert swapped <= run(binary, ["5", "4294967295"]).hits
