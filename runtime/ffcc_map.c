@@ -190,8 +190,9 @@ static int64_t table_place(const uint8_t *start, uint32_t size) {
   entry->id = id;
   entry->base = module_table->used;
   entry->size = size;
-  strncpy(entry->path, path, FFCC_MODULE_PATH - 1);
-  entry->path[FFCC_MODULE_PATH - 1] = 0;
+  size_t length = strlen(path) < FFCC_MODULE_PATH ? strlen(path) : FFCC_MODULE_PATH - 1;
+  memcpy(entry->path, path, length); /* a longer path is cut short */
+  entry->path[length] = 0;
   module_table->used += room;
   __atomic_store_n(&module_table->count, count + 1, __ATOMIC_RELEASE);
   return entry->base;
