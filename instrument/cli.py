@@ -107,6 +107,8 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     if opts.help:
         sys.stdout.write(help_text(driver))
         return 0
+    if opts.compiler_args == ["--version"]:
+        return print_version(driver, select_backend(opts.cc, opts.cmplog, opts.cxx_driver, opts.cxx))
     command = parse_command(opts.compiler_args, cxx=opts.cxx_driver)
     rebuilt = rebuild_build_dir(opts, command)
     if rebuilt is not None:
@@ -155,6 +157,16 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     if status == 0 and labelled and command.builds_loadable:
         record_link(command.output or "a.out")
     return status
+
+
+def print_version(driver: str, backend: Backend) -> int:
+    """``ffcc --version``: ffcc's release and backend, then the backend's own --version, which
+    build systems read to tell which compiler they have."""
+    from importlib.metadata import version
+
+    print(f"{driver} (ffcc) {version('ffcc')}, compiling with {backend.path} ({backend.kind})",
+          flush=True)
+    return subprocess.run([backend.path, "--version"]).returncode
 
 
 def record_link(program: str) -> None:

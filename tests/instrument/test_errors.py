@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import subprocess
 
 import pytest
 from helpers import ffcc
@@ -63,3 +65,14 @@ def test_a_missing_source_is_the_compilers_message_with_or_without_labels(tmp_pa
     assert done.returncode != 0
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) <= 3
     assert "nonexist.c" in done.stderr
+
+
+@pytest.mark.parametrize("driver", ["ffcc", "ffcc++"])
+def test_version_names_ffcc_then_the_backend(driver):
+    """ffcc's release and backend first, then the backend's own lines, which build systems
+    read to tell which compiler they have."""
+    done = subprocess.run([driver, "--cc=gcc", "--version"], capture_output=True, text=True)
+    first, *rest = done.stdout.splitlines()
+    assert done.returncode == 0
+    assert first.startswith(f"{driver} (ffcc) {importlib.metadata.version('ffcc')}, compiling with ")
+    assert rest and ("gcc" in rest[0] or "g++" in rest[0])
