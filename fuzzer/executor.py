@@ -167,16 +167,25 @@ def _string(constant: object) -> str:
     return ffi.string(constant).decode()
 
 
+# Bytes of the map kept for the labels of shared objects a target dlopen()s (runtime/
+# ffcc_protocol.h, modules), when the target names dlopen and the user set no other size.
+DLOPEN_LABELS = 65536
+
+
 def target_environment(binary: Path, shm_id: int, shm_fuzz_id: int,
                        batch_shm_id: int | None = None) -> dict[str, str]:
     """The environment AFL++ gives a target: map ids, mode switches, sanitizers; and
-    ffcc's batch segment, which only an ffcc runtime takes up."""
+    ffcc's batch segment, which only an ffcc runtime takes up; and room in the map for the
+    labels of shared objects the target may dlopen()."""
     env = dict(os.environ)
     env[_string(lib.FFCC_ENV_SHM_ID)] = str(shm_id)
     env[_string(lib.FFCC_ENV_SHM_FUZZ_ID)] = str(shm_fuzz_id)
     if batch_shm_id is not None:
         env[_string(lib.FFCC_ENV_BATCH_SHM_ID)] = str(batch_shm_id)
     content = binary.read_bytes()
+    reserve = _string(lib.FFCC_ENV_LABEL_RESERVE)
+    if b"dlopen" in content and reserve not in env:
+        env[reserve] = str(DLOPEN_LABELS)
     if _string(lib.FFCC_SIG_PERSISTENT).encode() in content:
         env[_string(lib.FFCC_ENV_PERSISTENT)] = "1"
     if _string(lib.FFCC_SIG_DEFER).encode() in content:
