@@ -77,6 +77,17 @@ def tuktest_counts(tree: Path, output: str) -> Counts:
     return counts
 
 
+def jansson_counts(tree: Path, output: str) -> Counts:
+    """automake's counts, and the cases of jansson's suites: after each "Suite: name" line of
+    test/run-suites.log, one character per case ('.' passed, 'S' skipped, 'F' failed)."""
+    counts = automake_counts(tree, output)
+    log = tree / "test" / "run-suites.log"
+    marks = "".join(re.findall(r"^Suite: \S+\n([.SF]*)$", log.read_text() if log.exists() else "",
+                               re.M))
+    counts["cases"], counts["cases_fail"] = len(marks), marks.count("F")
+    return counts
+
+
 def cmp_counts(tree: Path, output: str) -> Counts:
     """bzip2's check: each echoed ``cmp`` is a test; one that prints "differ" or "EOF on"
     failed (``make -k`` goes on past it)."""
@@ -232,8 +243,19 @@ XZ = Project(
     " && src/xz/xz -T1 -0e -c roundtrip/input > roundtrip/input.0e.xz"
     " && src/xz/xz -d -c roundtrip/input.9.xz | cmp - roundtrip/input"
     " && src/xz/xz -d -c roundtrip/input.0e.xz | cmp - roundtrip/input")
-PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, CJSON_STRICT, EXPAT, JQ, LIBPNG, LCMS2, XZ, MPFR,
-                                PIXMAN, COREUTILS)}
+# A JSON library: dtoa-free number formatting, UTF-8, hash tables; its suites of valid and
+# invalid documents and API tests (some hundred cases).
+JANSSON = Project("jansson", ("jansson",), ("autoreconf -fi",), "./configure CC={cc}",
+                  "make -j2", "make check -j2", counts=jansson_counts)
+# LZO: compressors written as macro-heavy C included many times over (lzo1x_c.ch), liblzo2.so;
+# `make check` and `make test` compress and decompress files of the tree with every method
+# and compare (lzotest, util/check.sh), then checksums and minilzo.
+LZO2 = Project(
+    "lzo2", ("lzo2",), (), "./configure CC={cc} --enable-shared", "make -j2",
+    "make check && make test",
+    counts=marker_counts(r"^===== All (checks|tests) passed", r"^make: \*\*\* .*Error"))
+PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, CJSON_STRICT, EXPAT, JQ, LIBPNG,
+                                LCMS2, XZ, JANSSON, LZO2, MPFR, PIXMAN, COREUTILS)}
 
 
 def sources_cache() -> Path:
