@@ -44,7 +44,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.projects import PROJECTS, Counts, Project, fresh_copy  # noqa: E402
 
-DEFAULT_PROJECTS = ("zlib", "bzip2", "libyaml", "cjson", "expat", "jq", "libpng1.6", "lcms2")
+DEFAULT_PROJECTS = ("zlib", "bzip2", "libyaml", "cjson", "cjson-strict", "expat", "jq",
+                    "libpng1.6", "lcms2", "xz-utils", "jansson", "lzo2")
 CXX_OF = {"gcc": "g++", "clang": "clang++"}
 # ffcc's warning for a unit built without labels: in drop-in form ("..., as REASON
 # (--labels-required ...)") and in a project build's summary ("...: REASON").
@@ -181,8 +182,7 @@ def differences(results: list[Result]) -> list[str]:
             found.append(f"{name}: {other.failed_step} failed")
             continue
         if other is not plain and (other.counts, other.check_rc) != (plain.counts, plain.check_rc):
-            found.append(f"{name}: tests {other.counts} rc {other.check_rc}, plain "
-                         f"{plain.counts} rc {plain.check_rc}")
+            found.append(f"{name}: tests {tests_text(other)}, {plain.way} {tests_text(plain)}")
         lost = [f for f, why in other.unlabelled.items() if "libclang cannot parse" not in why]
         if lost:
             found.append(f"{name}: built without labels: {', '.join(lost)}")
