@@ -84,7 +84,7 @@ class Result:
     error: str = ""              # the failed step's last lines
     build_cpu: float = 0.0
     build_wall: float = 0.0
-    check_cpu: float = 0.0       # automake's check_PROGRAMS are compiled here
+    check_cpu: float | None = None  # automake's check_PROGRAMS are compiled here
     check_rc: int | None = None
     counts: Counts = field(default_factory=dict)
     unlabelled: dict[str, str] = field(default_factory=dict)   # file -> reason
@@ -225,6 +225,12 @@ def roundtrip_text(result: Result, plain: Result) -> str:
         f"ok, {len(result.roundtrip)} files"
 
 
+def cpu_text(result: Result) -> str:
+    """Build and check CPU seconds ("-" for a check not measured: a record of an older run)."""
+    check = "-" if result.check_cpu is None else f"{result.check_cpu:.0f}"
+    return f"{result.build_cpu:.0f}, {check}"
+
+
 def table(rows: dict[str, list[Result]]) -> str:
     """The markdown table: one row per project and way, and each project's verdict."""
     head = ("project", "way", "CXX", "tests pass/fail/skip", "built without labels",
@@ -236,7 +242,7 @@ def table(rows: dict[str, list[Result]]) -> str:
             lines.append("| " + " | ".join((
                 name if number == 0 else "", r.way, r.cxx, tests_text(r),
                 unlabelled_text(r) if r.way != results[0].way else "-",
-                roundtrip_text(r, results[0]), f"{r.build_cpu:.0f}, {r.check_cpu:.0f}",
+                roundtrip_text(r, results[0]), cpu_text(r),
                 verdict if number == 0 else "")) + " |")
     return "\n".join(lines)
 
@@ -253,11 +259,19 @@ def main() -> int:
     parser.add_argument("--show", type=Path, nargs="+", metavar="JSON",
                         help="build nothing: the table of these --json files, merged")
     args = parser.parse_args()
-    if args.show:
-        rows = {name: [Result(**r) for r in results] for path in args.show
-                for name, results in json.loads(path.read_text()).items()}
-        print(table(rows))
-        return 0 if not any(differences(r) for r in rows.values()) else 1
+    rows = shown(args.show) if args.show else built(args)
+    print(table(rows))
+    return 0 if not any(differences(r) for r in rows.values()) else 1
+
+
+def shown(paths: list[Path]) -> dict[str, list[Result]]:
+    """The results of earlier runs' --json files; a later file's project replaces an earlier's."""
+    return {name: [Result(**r) for r in results] for path in paths
+            for name, results in json.loads(path.read_text()).items()}
+
+
+def built(args: argparse.Namespace) -> dict[str, list[Result]]:
+    """Every project of ``args`` built and checked three ways, under nice -n 19."""
     os.nice(19)  # a shared machine: every build and check below inherits it
     rows: dict[str, list[Result]] = {}
     with tempfile.TemporaryDirectory(prefix="ffcc-dropin-") as scratch:
@@ -269,9 +283,7 @@ def main() -> int:
             if args.json:  # after every project, so that a long run's start is kept
                 args.json.write_text(json.dumps(
                     {n: [asdict(r) for r in rs] for n, rs in rows.items()}, indent=1))
-    print(table(rows))
-    return 0 if not any(differences(r) for r in rows.values()) else 1
-
+    return rows
 
 if __name__ == "__main__":
     sys.exit(main())
