@@ -83,6 +83,24 @@ def _default_resource_dir(clang: str) -> str | None:
     return str(found[0]) if len(found) == 1 else None
 
 
+def _in_borrowed_headers(diagnostic: cindex.Diagnostic) -> bool:
+    """Whether ``diagnostic`` is in the headers borrowed from the installed clang, which may
+    be older than libclang: clang 14's emmintrin.h calls builtins clang 15 removed, errors to
+    libclang 18 in inline bodies that the unit's own code does not depend on (an error that
+    matters shows in the unit too)."""
+    args = builtin_header_args()
+    where = diagnostic.location.file
+    return args[:1] == ("-resource-dir",) and where is not None \
+        and os.path.realpath(where.name).startswith(os.path.realpath(args[1]) + os.sep)
+
+
+def _where(diagnostic: cindex.Diagnostic, main: str) -> str:
+    """``line:column: `` of a diagnostic, its file's name first when it is not ``main``."""
+    location = diagnostic.location
+    named = location.file is not None and os.path.realpath(location.file.name) != os.path.realpath(main)
+    return (f"{location.file.name}:" if named else "") + f"{location.line}:{location.column}: "
+
+
 def _ask(compiler: str, option: str) -> str:
     return subprocess.run([compiler, option], capture_output=True, text=True).stdout.strip()
 
@@ -134,10 +152,10 @@ class Unit:
             unsaved_files=None if expansion is None else [(self.path, self.source)],
             options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
         )
-        fatal = [d for d in self.tu.diagnostics if d.severity >= cindex.Diagnostic.Error]
+        fatal = [d for d in self.tu.diagnostics
+                 if d.severity >= cindex.Diagnostic.Error and not _in_borrowed_headers(d)]
         if fatal:
-            raise ParseError("; ".join(f"{d.location.line}:{d.location.column}: {d.spelling}"
-                                       for d in fatal[:5]))
+            raise ParseError("; ".join(_where(d, self.path) + d.spelling for d in fatal[:5]))
         self._locations: dict[bytes, tuple[int, int, bool]] = {}
         self._per_use: dict[str, bool] = {}  # macro name -> expands to a PER_USE_MACROS one
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
