@@ -120,8 +120,9 @@ def with_modules(own: LabelDatabase | None, table: ModuleTable | None) -> LabelD
     """A program's labels with those of the labelled shared objects it loaded (``table``,
     from its runtime), as one database over the map's module and label regions: each
     object's label at its slot past its base, the program's own past the module region (so
-    the region still ends the map), and the objects' labels numbered after the program's."""
-    if table is None or not table.modules:
+    the region still ends the map), and the objects' labels numbered after the program's.
+    A module region with no object in it yet (room kept for dlopen()) is still no edge."""
+    if table is None or not table.region:
         return own
     labels = [] if own is None else [{**label, "slot": table.region + label["slot"],
                                       **({"gate": table.region + label["gate"]}

@@ -118,3 +118,25 @@ def test_afl_showmap_runs_a_program_with_labelled_objects(tmp_path):
                           env={**os.environ, "AFL_QUIET": "1", RESERVE: "4096"}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len((tmp_path / "map").read_text().split()) > 10
+
+
+def test_room_kept_for_dlopen_is_no_edge(tmp_path):
+    """A program that names dlopen gets a module region before any object is loaded: its
+    bytes are not counted as edges of the program."""
+    source = tmp_path / "names_dlopen.c"
+    source.write_text("#include <dlfcn.h>\n#include <stdio.h>\n"
+                      "int main(int argc, char **argv) {\n"
+                      "  if (argc > 5) dlopen(argv[5], RTLD_NOW);\n"
+                      "  FILE *f = fopen(argv[1], \"r\");\n"
+                      "  if (f && fgetc(f) == 'x') puts(\"x\");\n"
+                      "  if (f) fclose(f);\n  return 0;\n}\n")
+    program = tmp_path / "names_dlopen"
+    subprocess.run(["ffcc", str(source), "-ldl", "-o", str(program)], check=True)
+    out = tmp_path / "out"
+    done = subprocess.run(["ffuzz", "-i", str(one_seed(tmp_path, b"a")), "-o", str(out),
+                           "-E", "300", "--seed", "1", "--", str(program), "@@"],
+                          capture_output=True, text=True, env=ffuzz_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    stats = {key.strip(): value.strip() for key, _, value in
+             (line.partition(":") for line in (out / "default/fuzzer_stats").read_text().splitlines())}
+    assert 0 < int(stats["total_edges"]) < 65536
