@@ -50,11 +50,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ffcc.fuzzer.shadow import LOG_NAME, summarize
+from ffcc.fuzzer.engine.shadow import LOG_NAME, summarize
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
-# Both fuzzers bind to a free CPU, as they do by default (fuzzer/affinity.py).
+# Both fuzzers bind to a free CPU, as they do by default (fuzzer/parallel/affinity.py).
 ENV = {**{k: v for k, v in os.environ.items() if k != "AFL_NO_AFFINITY"},
        "AFL_SKIP_CPUFREQ": "1", "AFL_NO_UI": "1",
        "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES": "1", "AFL_ALLOW_TMP": "1"}
@@ -70,7 +70,7 @@ def rival_pin() -> tuple[str, ...]:
     (fuzzer and target) hand each batch or execution over between cores, which on a virtual
     machine costs an inter-processor interrupt each time, while libFuzzer's one process does
     not."""
-    from ffcc.fuzzer.affinity import pinned_cpus
+    from ffcc.fuzzer.parallel.affinity import pinned_cpus
 
     allowed = os.sched_getaffinity(0)
     free = sorted(allowed - pinned_cpus()) or sorted(allowed)
@@ -248,8 +248,8 @@ def corpus_edges(binary: Path, folders: list[Path]) -> int:
     """Map indices lit by replaying every file of ``folders`` on ``binary`` (an ffcc build)."""
     import numpy as np
 
-    from ffcc.fuzzer.executor import TargetCommand
-    from ffcc.fuzzer.replay import ReplayExecutor
+    from ffcc.fuzzer.engine.executor import TargetCommand
+    from ffcc.fuzzer.reports.replay import ReplayExecutor
 
     files = [path for folder in folders if folder.is_dir() for path in sorted(folder.iterdir())
              if path.is_file() and not path.name.startswith(".") and path.name != "README.txt"]

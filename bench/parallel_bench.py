@@ -40,8 +40,8 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 from bench.fuzz_bench import ENV, WORK, build_cjson_harness  # noqa: E402
-from ffcc.fuzzer.cluster import METRICS_FILE  # noqa: E402
-from ffcc.fuzzer.cluster_hub import Hub, Report  # noqa: E402
+from ffcc.fuzzer.parallel.cluster import METRICS_FILE  # noqa: E402
+from ffcc.fuzzer.parallel.cluster_hub import Hub, Report  # noqa: E402
 
 HERE = WORK / "parallel"
 INSTANCES = ("main", "sec1")

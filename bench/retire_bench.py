@@ -6,9 +6,9 @@ server), from one run:
      what 2 minutes of ffuzz run on an idle machine; a loaded machine only makes it slower);
   2. every labelled variant (VARIANTS: gates, pruning) runs that queue once with every label
      counting, and gets the retirement state ffuzz --retire first reaches from it
-     (fuzzer/retire.py: each covered label's byte, and the gate byte of each site whose
+     (fuzzer/engine/retire.py: each covered label's byte, and the gate byte of each site whose
      live labels are all covered); and each is rebuilt without the labels it retired, as
-     ffuzz --rebuild-retired rebuilds it (fuzzer/lean.py: "VARIANT lean");
+     ffuzz --rebuild-retired rebuilds it (fuzzer/engine/lean.py: "VARIANT lean");
   3. then, alternating for --rounds, each build replays the queue through its forkserver
      (about --inputs inputs: whole passes), as ffuzz runs it (batches over shared memory
      where the target takes them, a fork per input elsewhere), in these setups:
@@ -46,12 +46,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench.fuzz_bench import ENV, WORK, campaign, harness  # noqa: E402
+from ffcc.fuzzer.engine.executor import TargetCommand  # noqa: E402
+from ffcc.fuzzer.engine.labels import LabelMap  # noqa: E402
+from ffcc.fuzzer.engine.lean import labels_to_drop, rebuild_command  # noqa: E402
+from ffcc.fuzzer.engine.retire import ENV_NAME, Retirement  # noqa: E402
 from ffcc.fuzzer.errors import FuzzerError  # noqa: E402
-from ffcc.fuzzer.executor import TargetCommand  # noqa: E402
-from ffcc.fuzzer.labels import LabelMap  # noqa: E402
-from ffcc.fuzzer.lean import labels_to_drop, rebuild_command  # noqa: E402
-from ffcc.fuzzer.replay import ReplayExecutor  # noqa: E402
-from ffcc.fuzzer.retire import ENV_NAME, Retirement  # noqa: E402
+from ffcc.fuzzer.reports.replay import ReplayExecutor  # noqa: E402
 from ffcc.runtime.abi import read_label_db  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
@@ -102,7 +102,7 @@ def cjson_builds(variants: dict[str, tuple[str, ...]],
 
 def lean_build(binary: Path, cov: Coverage, reuse: bool) -> Path:
     """``binary`` rebuilt without the labels the covering queue retired, as ffuzz
-    --rebuild-retired rebuilds it (fuzzer/lean.py)."""
+    --rebuild-retired rebuilds it (fuzzer/engine/lean.py)."""
     directory = binary.parent.with_name(binary.parent.name + "-lean")
     if not reuse:
         database = read_label_db(binary)

@@ -27,27 +27,27 @@ from pathlib import Path
 
 import click
 
-from ffcc.fuzzer.affinity import bind_to_free_cpu
-from ffcc.fuzzer.campaign import Campaign, stops_handled
-from ffcc.fuzzer.cluster import cluster_command
-from ffcc.fuzzer.cmplog import open_cmplog
-from ffcc.fuzzer.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
-from ffcc.fuzzer.dictionary import load_dictionary
+from ffcc.fuzzer.engine.campaign import Campaign, stops_handled
+from ffcc.fuzzer.engine.cmplog import open_cmplog
+from ffcc.fuzzer.engine.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
+from ffcc.fuzzer.engine.dictionary import load_dictionary
+from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
+from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
+from ffcc.fuzzer.engine.lean import LEAN_DIR, LeanBuilds, check_rebuildable
+from ffcc.fuzzer.engine.phases import DEFAULT_POLICY, parse_policy
+from ffcc.fuzzer.engine.retire import POLICIES, Retirement
+from ffcc.fuzzer.engine.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.engine.seeds import read_seeds
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.executor import NativeExecutor, TargetCommand, check_target
-from ffcc.fuzzer.labels import LabelMap, TargetLabels
-from ffcc.fuzzer.launcher import launch
-from ffcc.fuzzer.lean import LEAN_DIR, LeanBuilds, check_rebuildable
-from ffcc.fuzzer.outdir import OutputDir
-from ffcc.fuzzer.phases import DEFAULT_POLICY, parse_policy
-from ffcc.fuzzer.report_cli import SUBCOMMANDS
-from ffcc.fuzzer.retire import POLICIES, Retirement
-from ffcc.fuzzer.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
-from ffcc.fuzzer.seeds import read_seeds
-from ffcc.fuzzer.state import load as load_state
-from ffcc.fuzzer.stats import write_setup_files
-from ffcc.fuzzer.status import make_status
-from ffcc.fuzzer.sync import sync_settings
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.state import load as load_state
+from ffcc.fuzzer.output.stats import write_setup_files
+from ffcc.fuzzer.output.status import make_status
+from ffcc.fuzzer.parallel.affinity import bind_to_free_cpu
+from ffcc.fuzzer.parallel.cluster import cluster_command
+from ffcc.fuzzer.parallel.launcher import launch
+from ffcc.fuzzer.parallel.sync import sync_settings
+from ffcc.fuzzer.reports.report_cli import SUBCOMMANDS
 
 
 def parse_timeout(text: str | None) -> int | None:

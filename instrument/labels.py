@@ -300,7 +300,7 @@ BRANCH_FORM = _HIT_ATTRIBUTES + _BRANCH
 
 # A site's gate: its label block (rewriters/rewrite.py) runs unless the retirement byte of the
 # site's gate slot is set, which the fuzzer does once every label of the site is retired
-# (fuzzer/retire.py); a retired site then costs a load, a compare and a jump.  Only for
+# (fuzzer/engine/retire.py); a retired site then costs a load, a compare and a jump.  Only for
 # clang's trace-pc-guard on x86-64 (clang 9 and later): the jump is an ``asm goto``, whose
 # edges sanitizer coverage cannot split, so skipping the block reaches no new guard.  The
 # block itself gets a guard counting the site's runs, which stops counting with the site;

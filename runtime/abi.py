@@ -249,7 +249,7 @@ def _label(path: Path, number: int, line: str) -> dict[str, Any]:
 
 
 # Retired-label list (``ffcc --retired=FILE``): the labels a campaign retired, which a rebuild
-# of the same sources compiles to nothing (fuzzer/lean.py writes it, instrument/labels.py
+# of the same sources compiles to nothing (fuzzer/engine/lean.py writes it, instrument/labels.py
 # reads it).  A header record ``{"format": "ffcc-retired", "version": 1}``, then one
 # ``{"file": path, "index": position in its unit, "covered": bool}`` per label: ids and slots
 # are fixed only at link time, while a label's file and position are what the rewriters give

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from helpers import poll_until
 
-from ffcc.fuzzer.shm import SharedSegment
+from ffcc.fuzzer.engine.shm import SharedSegment
 
 HANG_WALL_SECONDS = 30  # a child that blocks instead of spinning is killed after this
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from ffcc.fuzzer.affinity import pinned_cpus
+from ffcc.fuzzer.parallel.affinity import pinned_cpus
 
 
 def _proc(tmp_path, pid: int, cpus: str, user: bool = True) -> None:
@@ -25,7 +25,7 @@ def test_only_user_processes_pinned_to_one_cpu_count(tmp_path):
     assert pinned_cpus(tmp_path) == {3}
 
 
-BIND = ("import os; from ffcc.fuzzer.affinity import bind_to_free_cpu; "
+BIND = ("import os; from ffcc.fuzzer.parallel.affinity import bind_to_free_cpu; "
         "cpu = bind_to_free_cpu(); print(cpu, sorted(os.sched_getaffinity(0)))")
 
 

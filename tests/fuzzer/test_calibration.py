@@ -9,8 +9,8 @@ import pytest
 from fuzz_targets import CLANG_FAST, build, ffuzz_env, reading_main
 from helpers import one_seed
 
-from ffcc.fuzzer.calibration import CAL_RUNS, CAL_RUNS_VARIABLE, calibrate, confirm_hang
-from ffcc.fuzzer.executor import NativeExecutor, RunStatus, TargetCommand
+from ffcc.fuzzer.engine.calibration import CAL_RUNS, CAL_RUNS_VARIABLE, calibrate, confirm_hang
+from ffcc.fuzzer.engine.executor import NativeExecutor, RunStatus, TargetCommand
 
 # Three branches chosen by the pid and the clock: the map differs between runs of one
 # input (all seven runs alike has a chance of about 1 in 250,000).

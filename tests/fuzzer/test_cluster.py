@@ -28,22 +28,22 @@ from test_launcher import (
 )
 from test_sync import WAIT, seed_dir, stats
 
-from ffcc.fuzzer import cluster_hub
-from ffcc.fuzzer.cluster import (
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.state import FILE_NAME as STATE_FILE
+from ffcc.fuzzer.output.state import CampaignState
+from ffcc.fuzzer.output.state import save as save_state
+from ffcc.fuzzer.parallel import cluster_hub
+from ffcc.fuzzer.parallel.cluster import (
     METRICS_FILE,
     HeadOutput,
     node_path,
     plan_cluster,
     resumed_jobs,
 )
-from ffcc.fuzzer.cluster_hub import Hub, Report
-from ffcc.fuzzer.cluster_worker import HITS_DIR, Exchange, node_cpu
-from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.outdir import OutputDir
-from ffcc.fuzzer.state import FILE_NAME as STATE_FILE
-from ffcc.fuzzer.state import CampaignState
-from ffcc.fuzzer.state import save as save_state
-from ffcc.fuzzer.sync import HITS_FILE, MAIN_MARK, PeerEntry, SyncDir, SyncSettings
+from ffcc.fuzzer.parallel.cluster_hub import Hub, Report
+from ffcc.fuzzer.parallel.cluster_worker import HITS_DIR, Exchange, node_cpu
+from ffcc.fuzzer.parallel.sync import HITS_FILE, MAIN_MARK, PeerEntry, SyncDir, SyncSettings
 
 AFL_NAME = re.compile(r"^id:\d{6},(time:\d+,execs:\d+,orig:|src:\d{6}|sync:\w+,src:\d{6})")
 

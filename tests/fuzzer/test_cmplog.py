@@ -25,8 +25,8 @@ from helpers import (
     sample_sources,
 )
 
-from ffcc.fuzzer.cmplog import Colorized, candidates
-from ffcc.fuzzer.dictionary import solved_tokens
+from ffcc.fuzzer.engine.cmplog import Colorized, candidates
+from ffcc.fuzzer.engine.dictionary import solved_tokens
 from ffcc.runtime.abi import CMPLOG_INT, CMPLOG_RTN, CmpRecord
 
 SEEDS = REPO / "samples/magic/seeds"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fuzz_targets import HOSTILE, build
 
-from ffcc.fuzzer.executor import (
+from ffcc.fuzzer.engine.executor import (
     FindingKind,
     NativeExecutor,
     RunStatus,
@@ -24,7 +24,7 @@ from ffcc.fuzzer.executor import (
     TargetCommand,
     target_environment,
 )
-from ffcc.fuzzer.mask import empty_mask
+from ffcc.fuzzer.engine.mask import empty_mask
 from ffcc.native import lib
 
 # Crashes on "PQ", hangs on "PH", calls exit() on "PX" (a run like any other), sleeps

@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ffcc.fuzzer import energy, stages
-from ffcc.fuzzer.campaign import Campaign
-from ffcc.fuzzer.config import Config
-from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.executor import (
+from ffcc.fuzzer.engine import energy, stages
+from ffcc.fuzzer.engine.campaign import Campaign
+from ffcc.fuzzer.engine.config import Config
+from ffcc.fuzzer.engine.executor import (
     Calibration,
     Counters,
     Finding,
@@ -23,13 +22,14 @@ from ffcc.fuzzer.executor import (
     StageKind,
     StageRequest,
 )
-from ffcc.fuzzer.labels import LabelMap
-from ffcc.fuzzer.mask import ALL
-from ffcc.fuzzer.outdir import OutputDir
-from ffcc.fuzzer.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
-from ffcc.fuzzer.seeds import read_seeds
-from ffcc.fuzzer.shadow import LOG_NAME, summarize
-from ffcc.fuzzer.status import PlainStatus
+from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.mask import ALL
+from ffcc.fuzzer.engine.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.engine.seeds import read_seeds
+from ffcc.fuzzer.engine.shadow import LOG_NAME, summarize
+from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.status import PlainStatus
 
 MAP = 64
 

@@ -12,7 +12,7 @@ import pytest
 from fuzz_targets import ffuzz_env
 from helpers import one_seed, run_until
 
-from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
+from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.runtime.abi import LabelDatabase, write_label_db
 
 # AFL++ 4.04c's fuzzer_stats keys in its order (but its test-case cache's), then ffuzz's own.

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ffcc.fuzzer.dictionary import load_dictionary
+from ffcc.fuzzer.engine.dictionary import load_dictionary
+from ffcc.fuzzer.engine.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.labels import LabelMap, edge_region_end
 from ffcc.runtime.abi import LabelDatabase, write_label_db
 
 

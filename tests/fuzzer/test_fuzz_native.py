@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from fuzz_targets import NEW_HELLO_C, SILENT_C, build
 
-from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.executor import (
+from ffcc.fuzzer.engine.executor import (
     NativeExecutor,
     RunStatus,
     StageKind,
@@ -17,7 +16,8 @@ from ffcc.fuzzer.executor import (
     TargetCommand,
     check_target,
 )
-from ffcc.fuzzer.mask import ALL, MaskFlag, empty_mask
+from ffcc.fuzzer.engine.mask import ALL, MaskFlag, empty_mask
+from ffcc.fuzzer.errors import FuzzerError
 from ffcc.native import ffi, lib
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ffcc.fuzzer.queue import Queue, QueueEntry
-from ffcc.fuzzer.scheduler import (
+from ffcc.fuzzer.engine.queue import Queue, QueueEntry
+from ffcc.fuzzer.engine.scheduler import (
     AflScheduler,
     Bootstrap,
     FairFuzzScheduler,

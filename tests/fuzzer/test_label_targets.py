@@ -13,10 +13,10 @@ from helpers import REPO, ffcc, sample_sources
 from test_fuzz_campaign import FakeExecutor, campaign_run
 from test_resume import resume_campaign
 
-from ffcc.fuzzer.labels import LabelMap, LabelSite
-from ffcc.fuzzer.scheduler import FairFuzzScheduler
-from ffcc.fuzzer.stats import Snapshot
-from ffcc.fuzzer.status import summary_line, target_text
+from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
+from ffcc.fuzzer.engine.scheduler import FairFuzzScheduler
+from ffcc.fuzzer.output.stats import Snapshot
+from ffcc.fuzzer.output.status import summary_line, target_text
 from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM, GROUP_FORM, GROUPS_AS_LABELS
 from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
 

@@ -17,12 +17,12 @@ from test_cmplog import SEEDS as MAGIC_SEEDS
 from test_cmplog import build as build_sample
 from test_sync import WAIT, imported, letters, seed_dir, stats  # noqa: F401  (letters: a fixture)
 
-from ffcc.fuzzer import launcher
-from ffcc.fuzzer.launcher import Combined, plan_instances, take_option
-from ffcc.fuzzer.outdir import id_of
-from ffcc.fuzzer.state import FILE_NAME as STATE_FILE
-from ffcc.fuzzer.state import load as load_state
-from ffcc.fuzzer.sync import HITS_FILE
+from ffcc.fuzzer.output.outdir import id_of
+from ffcc.fuzzer.output.state import FILE_NAME as STATE_FILE
+from ffcc.fuzzer.output.state import load as load_state
+from ffcc.fuzzer.parallel import launcher
+from ffcc.fuzzer.parallel.launcher import Combined, plan_instances, take_option
+from ffcc.fuzzer.parallel.sync import HITS_FILE
 
 NEVER = "100000000"
 NAMES = ("main", "sec1")

@@ -10,9 +10,9 @@ from fuzz_targets import ffuzz_env, reading_main
 from helpers import REPO, ffcc, poll_until, run_until, sample_sources, target_processes
 from test_label_targets import read_stats
 
-from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
-from ffcc.fuzzer.labels import LabelMap
-from ffcc.fuzzer.lean import LeanBuilds, mismatch
+from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
+from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.lean import LeanBuilds, mismatch
 from ffcc.runtime.abi import RETIRED, LabelDatabase, read_label_db
 
 SEEDS = REPO / "samples/boundaries/seeds"

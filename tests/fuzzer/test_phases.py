@@ -14,10 +14,10 @@ from helpers import REPO, ffcc, sample_sources
 from test_label_targets import read_stats
 
 from ffcc.fuzzer import cli
-from ffcc.fuzzer.config import Config
+from ffcc.fuzzer.engine.config import Config
+from ffcc.fuzzer.engine.phases import PhasePolicy, PhaseProgress, parse_policy
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.phases import PhasePolicy, PhaseProgress, parse_policy
-from ffcc.fuzzer.state import FILE_NAME
+from ffcc.fuzzer.output.state import FILE_NAME
 
 
 def test_the_policy_names_the_first_condition_that_holds() -> None:

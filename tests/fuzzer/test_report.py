@@ -16,12 +16,12 @@ from fuzz_targets import MAGIC_C, build, ffuzz_env
 from helpers import REPO, ffcc, have, sample_sources
 from rich.console import Console
 
-from ffcc.fuzzer.executor import RunStatus, TargetCommand
-from ffcc.fuzzer.label_coverage import LabelResult, objectives
-from ffcc.fuzzer.mutants import describe
-from ffcc.fuzzer.replay import ReplayExecutor, Trace
-from ffcc.fuzzer.report_summary import decision_table, operator_table
-from ffcc.fuzzer.stryker import mutation_report
+from ffcc.fuzzer.engine.executor import RunStatus, TargetCommand
+from ffcc.fuzzer.reports.label_coverage import LabelResult, objectives
+from ffcc.fuzzer.reports.mutants import describe
+from ffcc.fuzzer.reports.replay import ReplayExecutor, Trace
+from ffcc.fuzzer.reports.report_summary import decision_table, operator_table
+from ffcc.fuzzer.reports.stryker import mutation_report
 from ffcc.runtime.abi import label_region_start, read_label_db
 
 SCHEMA = Path(__file__).parent / "data" / "mutation-testing-report-schema.json"

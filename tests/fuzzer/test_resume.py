@@ -18,14 +18,14 @@ from fuzz_targets import CLANG_FAST, build, ffuzz_env, reading_main
 from helpers import kill_leftovers, one_seed, run_until
 from test_fuzz_campaign import FakeExecutor, campaign_run
 
-from ffcc.fuzzer import outdir as outdir_module
-from ffcc.fuzzer.campaign import Campaign
-from ffcc.fuzzer.config import Config
+from ffcc.fuzzer.engine.campaign import Campaign
+from ffcc.fuzzer.engine.config import Config
+from ffcc.fuzzer.engine.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.outdir import OutputDir
-from ffcc.fuzzer.scheduler import FairFuzzScheduler
-from ffcc.fuzzer.state import FILE_NAME, READABLE_VERSIONS, RECORD_FIELDS, VERSION
-from ffcc.fuzzer.status import PlainStatus
+from ffcc.fuzzer.output import outdir as outdir_module
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.state import FILE_NAME, READABLE_VERSIONS, RECORD_FIELDS, VERSION
+from ffcc.fuzzer.output.status import PlainStatus
 
 # -- with a fake executor ----------------------------------------------------------
 

@@ -11,9 +11,9 @@ from fuzz_targets import ffuzz_env, persistent_main, reading_main
 from helpers import REPO, ffcc, one_seed, sample_sources
 from test_label_targets import read_stats
 
-from ffcc.fuzzer.executor import NativeExecutor, TargetCommand
-from ffcc.fuzzer.labels import LabelMap
-from ffcc.fuzzer.retire import ENV_NAME, Retirement
+from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
+from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.retire import ENV_NAME, Retirement
 
 # Labels on the first byte's boundaries (WM: 100 against < / <= / ...).
 FORK_C = "#include <stdio.h>\n" + reading_main(8) + r"""  int level = b[0] < 100 ? 1 : 2;

@@ -14,9 +14,9 @@ import pytest
 from forkserver_client import ForkServer, SharedMap, hello_map_size
 from helpers import REPO, ffcc, sample_inputs, sample_sources
 
-from ffcc.fuzzer import retire
-from ffcc.fuzzer.labels import LabelMap, LabelSite
-from ffcc.fuzzer.retire import Retirement
+from ffcc.fuzzer.engine import retire
+from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
+from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, GROUP_FORM, GROUPS_AS_LABELS, NO_GATES
 from ffcc.runtime.abi import NAMES, LabelDatabase, label_region_start, read_label_db, write_label_db
 

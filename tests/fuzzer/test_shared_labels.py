@@ -14,7 +14,7 @@ import pytest
 from fuzz_targets import ffuzz_env
 from helpers import have, one_seed
 
-from ffcc.fuzzer.executor import NativeExecutor, RunStatus, TargetCommand
+from ffcc.fuzzer.engine.executor import NativeExecutor, RunStatus, TargetCommand
 from ffcc.runtime.abi import NAMES, read_label_db
 
 LIBRARY = "int {name}_check(int x, int y) {{ if (x > {k} && y < 2) return 1; return x == y; }}\n"

@@ -13,10 +13,10 @@ import pytest
 from fuzz_targets import ffuzz_env, reading_main
 from helpers import ffcc, needs_afl, poll_until
 
-from ffcc.fuzzer.campaign import Campaign
+from ffcc.fuzzer.engine.campaign import Campaign
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.outdir import OutputDir
-from ffcc.fuzzer.sync import HITS_FILE, SyncDir, SyncSettings, sync_settings
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.parallel.sync import HITS_FILE, SyncDir, SyncSettings, sync_settings
 
 # Each four-letter word opens a branch of its own that mutation practically never finds (one
 # 32-bit compare): every instance's seed brings coverage the others can only import.

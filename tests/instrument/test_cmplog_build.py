@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import ffcc, have
 
-from ffcc.fuzzer.cmplog import ENV_CMPLOG, CmplogSegment
+from ffcc.fuzzer.engine.cmplog import ENV_CMPLOG, CmplogSegment
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.errors import FfccError
 from ffcc.instrument.plan import RuntimeFiles, link_additions, plan_compile

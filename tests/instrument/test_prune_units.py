@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from ffcc.fuzzer.labels import LabelMap
+from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.instrument.labels import preamble
 from ffcc.instrument.plan import analysis_flags
 from ffcc.instrument.prune import FAST, GCCDIFF, analyse

@@ -1,0 +1,148 @@
+"""Label retirement: a covered label stops costing the campaign.
+
+The fuzzer offers the target a shared-memory segment laid out as the label region
+(ffcc_protocol.h, Label retirement; its id in FFCC_ENV_RETIRE_SHM_ID).  A label reads its
+byte before it counts: once the campaign sets that byte, the label never writes its slot
+again, in the running forkserver, its batches and every later child, with no Python per
+execution.  The campaign retires the labels its queue has covered (``--retire first``,
+the default) between queue entries: they leave FairFuzz's rarity computation (a label
+that no longer counts would look rarer and rarer), and their coverage stays recorded in
+the virgin map, the queue entries and every report.  A target without ffcc's runtime
+(AFL++'s) never maps the segment, and every label of a target that does not find it
+counts.
+
+Once every label of a site is retired, the campaign also sets the retirement byte of the
+site's gate (labels.py), and a build whose gates are compiled in (clang on x86-64,
+docs/LABELS.md) skips the site's label code altogether: its predicates stop costing too.
+The label code's own edges (the guard of the skipped block, those of the predicates'
+short-circuits) then stop counting in every trace that ran the site.
+
+Most sites keep a label no input can cover there (a kill condition a dominating test rules
+out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
+``first``, and once STALL_SECONDS pass without a newly covered label, every label that is
+left is retired and every gate closes.  The labels given up stay uncovered in every report;
+no later input can cover them.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.shm import SharedSegment
+from ffcc.runtime.abi import NAMES
+
+ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
+# Retire a label when the queue first covers it; as "first", and give up on every label left
+# once no label has been covered for STALL_SECONDS; never.
+POLICIES = ("first", "stall", "never")
+STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases.py)
+
+
+class Retirement:
+    """The retirement segment of one labelled target, and which labels it retired."""
+
+    def __init__(self, labels: LabelMap, stall_seconds: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.labels = labels
+        self._stall_seconds = stall_seconds  # give up after this long without a cover (stall)
+        self._clock = clock
+        self._last_cover = clock()
+        self.given_up = False  # the labels left were retired uncovered
+        self._slots = np.flatnonzero([site is not None for site in labels.sites])
+        self.retired = np.zeros(len(self._slots), dtype=bool)
+        self._label_indices = self._slots  # map indices, once the map's size is known
+        gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
+            if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
+        self._gated = gate_of_label >= 0
+        # gate slots, and for each gated label the position of its gate among them
+        self.gate_slots, self._gate_of = np.unique(gate_of_label[self._gated], return_inverse=True)
+        self._open_labels = np.bincount(self._gate_of, minlength=len(self.gate_slots))
+        self.closed = np.zeros(len(self.gate_slots), dtype=bool)  # gates whose byte is set
+        self.closed_now = 0  # gates the last retire_covered closed
+        self._segment = SharedSegment(max(labels.region_size, 1), "label retirement segment")
+        self.shm_id = self._segment.shm_id
+        self.region = np.frombuffer(self._segment.view, dtype=np.uint8)
+
+    @classmethod
+    def for_target(cls, policy: str, labels: LabelMap | None) -> Retirement | None:
+        """The segment for a labelled target under ``policy``; None when nothing retires."""
+        if policy == "never" or labels is None or not labels.count:
+            return None
+        return cls(labels, STALL_SECONDS if policy == "stall" else None)
+
+    @property
+    def indices(self) -> np.ndarray:
+        """Map indices of the retired labels."""
+        return self._label_indices[self.retired]
+
+    def retired_ids(self) -> set[int]:
+        """Ids of the retired labels."""
+        sites = self.labels.sites
+        return {sites[slot].label for slot in self._slots[self.retired].tolist()}
+
+    def since_cover(self) -> float:
+        """Seconds since a label was last covered (or since the segment was made)."""
+        return self._clock() - self._last_cover
+
+    def retire_covered(self, virgin: np.ndarray) -> np.ndarray:
+        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff),
+        and under ``stall`` every label left once none was covered for long; the map indices
+        of those retired now."""
+        self._label_indices = self._slots + self.labels.region_start(len(virgin))
+        newly = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        now = self._clock()
+        if newly.any():
+            self._last_cover = now
+        elif self._stalled(now):
+            newly = ~self.retired
+            self.given_up = True
+        self.region[self._slots[newly]] = 1
+        self.retired |= newly
+        self.closed_now = self._close_gates(newly)
+        return self._label_indices[newly]
+
+    def _stalled(self, now: float) -> bool:
+        return (self._stall_seconds is not None and not self.given_up
+                and now - self._last_cover >= self._stall_seconds)
+
+    def _close_gates(self, newly: np.ndarray) -> int:
+        """Set the byte of each gate whose last label ``newly`` retired; how many."""
+        if not newly.any() or not len(self.gate_slots):
+            return 0
+        self._open_labels -= np.bincount(self._gate_of[newly[self._gated]],
+                                         minlength=len(self.gate_slots))
+        closing = (self._open_labels == 0) & ~self.closed
+        self.region[self.gate_slots[closing]] = 1
+        self.closed |= closing
+        return int(np.count_nonzero(closing))
+
+    def exclude(self, hits: np.ndarray) -> np.ndarray:
+        """FairFuzz's rarity input without the retired labels (a zero count is no branch)."""
+        if not self.retired.any():
+            return hits
+        hits = hits.copy()
+        hits[self.indices] = 0
+        return hits
+
+    @contextmanager
+    def exported(self) -> Iterator[None]:
+        """The segment's id in the environment a target started now inherits."""
+        previous = os.environ.get(ENV_NAME)
+        os.environ[ENV_NAME] = str(self.shm_id)
+        try:
+            yield
+        finally:
+            if previous is None:
+                del os.environ[ENV_NAME]
+            else:
+                os.environ[ENV_NAME] = previous
+
+    def close(self) -> None:
+        if hasattr(self, "region"):
+            del self.region
+            self._segment.close()

@@ -1,0 +1,266 @@
+"""Which queue entries get fuzzed, and towards which branch.
+
+A scheduler walks the queue as AFL does, cycle after cycle: `next()` moves its
+cursor on until it selects an entry, starting a new cycle at the queue's end.
+Two schedulers share that walk and differ in `select`, so a plain-AFL baseline
+is always one flag away (`--schedule afl`):
+- AflScheduler: AFL's walk over the queue, favouring the culled entries.
+- FairFuzzScheduler: FairFuzz Algorithm 2 — fuzz an entry only if it hits a
+  rare branch, and make one of its rare branches the target of the mutation
+  mask; with -q, fall back to AFL's walk after a queue cycle without new
+  branches.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, fields
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ffcc.fuzzer.engine.queue import Queue, QueueEntry
+
+
+@dataclass(frozen=True)
+class Selection:
+    """An entry to fuzz now; with a target branch when FairFuzz chose it."""
+
+    entry: QueueEntry
+    target: int | None = None
+    use_mask: bool = False
+    deterministic_allowed: bool = True
+
+
+def rarity_cutoff(hits: np.ndarray) -> int:
+    """Smallest power of two >= the least hit count among hit branches (Def. 5)."""
+    seen = hits[hits > 0]
+    if not len(seen):
+        return 0
+    least = int(seen.min())
+    return 1 << (least - 1).bit_length()
+
+
+def rare_branches(edges: np.ndarray, hits: np.ndarray, cutoff: int) -> np.ndarray:
+    """The branches among `edges` hit at most `cutoff` times (Def. 6), unseen ones left out."""
+    counts = hits[edges]
+    return edges[(counts > 0) & (counts <= cutoff)]
+
+
+def least_hit(branches: np.ndarray, hits: np.ndarray, rng: random.Random) -> int:
+    """The least-hit of `branches` (not empty); among equally rare ones, one at random, so
+    neither map order (edges before labels) nor position decides."""
+    counts = hits[branches]
+    tied = branches[counts == counts.min()]
+    return int(tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0])
+
+
+def next_target(rare: np.ndarray, hits: np.ndarray, aimed: set[int],
+                rng: random.Random) -> int:
+    """The target for an entry whose rare branches are `rare` (not empty), as afl-rb picks
+    it: the least-hit one not yet aimed at from this entry, so successive selections go
+    through all of them; once every one was, the least-hit again."""
+    fresh = rare[np.array([int(branch) not in aimed for branch in rare], dtype=bool)]
+    return least_hit(fresh if len(fresh) else rare, hits, rng)
+
+
+def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
+    """numHits restricted to branches some queue-worthy run covered (a branch only crashes
+    reach can be no entry's target)."""
+    return np.where(virgin != 0xFF, branch_hits, 0)
+
+
+@dataclass
+class QueueCursor:
+    """Where the walk over the queue is, and what the current cycle has added to it."""
+
+    cycle: int = 0            # cycles begun; the first pass (over the seeds) is cycle 0
+    position: int = 0         # index of the next entry to consider
+    stalled_cycles: int = 0   # cycles in a row, since cycle 1, that added no entry
+    splicing: bool = False    # set for good by the first such cycle (AFL's use_splicing)
+    new_entries: int = 0      # entries added during this cycle
+    new_branch: bool = False  # one of them covered a map index nobody had hit before
+
+
+class Scheduler:
+    """AFL's walk over the queue; subclasses decide, entry by entry, what to fuzz (`select`)
+    and hear about the campaign's progress through the on_* hooks."""
+
+    name = ""
+    uses_hits = False  # select() reads the hit counts: the campaign computes them only then
+
+    def __init__(self) -> None:
+        self.cursor = QueueCursor()
+
+    def next(self, queue: Queue, hits: np.ndarray, rng: random.Random) -> Selection | None:
+        """The next selected entry, walking on from the cursor.  None after as many entries
+        as the queue holds were all skipped: the caller may stop, or ask again.
+
+        hits: FairFuzz numHits per map index, zero outside the queue's coverage
+        (queue_hits)."""
+        queue.cull()
+        cursor = self.cursor
+        for _ in range(len(queue)):
+            if cursor.position >= len(queue):
+                self._start_cycle()
+            entry = queue[cursor.position]
+            cursor.position += 1
+            selection = self.select(entry, queue, hits, cursor.cycle, rng)
+            if selection is not None:
+                return selection
+        return None
+
+    def state(self) -> dict[str, Any]:
+        """What a resumed campaign needs to walk on where this one was (JSON types)."""
+        return {"cursor": asdict(self.cursor)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue from `state()` of an earlier campaign; unknown or missing keys are
+        ignored (it may have used the other scheduler)."""
+        saved = state.get("cursor", {})
+        self.cursor = QueueCursor(**{f.name: type(getattr(self.cursor, f.name))(saved[f.name])
+                                     for f in fields(QueueCursor) if f.name in saved})
+
+    def _start_cycle(self) -> None:
+        cursor = self.cursor
+        if cursor.cycle:
+            self.on_cycle_end(cursor.new_branch)
+            if not cursor.new_entries:
+                cursor.splicing = True
+            cursor.stalled_cycles = 0 if cursor.new_entries else cursor.stalled_cycles + 1
+        cursor.cycle += 1
+        cursor.position = 0
+        cursor.new_entries = 0
+        cursor.new_branch = False
+
+    def on_new_entry(self, new_branch: bool) -> None:
+        """The campaign added an entry; new_branch: it covered a map index nobody had hit."""
+        self.cursor.new_entries += 1
+        if new_branch:
+            self.cursor.new_branch = True
+            self.on_new_branch()
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        """The selection for this entry, or None to skip it this cycle."""
+        raise NotImplementedError
+
+    def on_new_branch(self) -> None:
+        """An execution covered a map index nobody had hit before."""
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        """A pass over the whole queue finished."""
+
+    def on_frozen_target(self, branch: int) -> None:
+        """No single-byte change of the entry kept `branch` hit (empty mask)."""
+
+
+def afl_wants(entry: QueueEntry, queue: Queue, cycle: int, rng: random.Random) -> bool:
+    """AFL's fuzz_one skip rule: mostly favoured entries, rarely the rest."""
+    if queue.pending_favoured and (entry.was_fuzzed or not entry.favoured):
+        return rng.random() >= 0.99
+    if not entry.favoured and len(queue) > 10:
+        skip = 0.75 if cycle > 1 and not entry.was_fuzzed else 0.95
+        return rng.random() >= skip
+    return True
+
+
+class AflScheduler(Scheduler):
+    """AFL's queue walk (afl-fuzz fuzz_one)."""
+
+    name = "afl"
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        return Selection(entry) if afl_wants(entry, queue, cycle, rng) else None
+
+
+class Bootstrap(Enum):
+    """FairFuzz -q: how to fall back to AFL after a cycle without new branches."""
+
+    OFF = 0
+    UNTIL_NEW_BRANCH = 1          # -q 1: AFL walk, no mask, until a new branch
+    UNTIL_NEW_BRANCH_NO_DET = 2   # -q 2: same, and no deterministic stages
+    ONE_CYCLE = 3                 # -q 3: AFL walk, no mask, for one cycle
+
+
+class FairFuzzScheduler(Scheduler):
+    """Rare-branch selection with an optional AFL bootstrap (-q).
+
+    Each entry remembers the branches it was aimed at (afl-rb's per-entry
+    fuzzed_branches), so its rare branches take turns as targets: a label and
+    the edge around it, equally rare, are both aimed at.  Two safety nets, as
+    afl-rb has: after a whole cycle in which no entry hit a rare branch, the
+    cutoff doubles until a new branch shows up; and a branch whose mask came
+    out empty (every probe lost it, so masked mutation cannot move) is
+    blacklisted as a target.
+    """
+
+    name = "fairfuzz"
+    uses_hits = True
+
+    def __init__(self, use_mask: bool = True, bootstrap: Bootstrap = Bootstrap.OFF) -> None:
+        super().__init__()
+        self.use_mask = use_mask
+        self.bootstrap = bootstrap
+        self.bootstrapping = False
+        self.cutoff_shift = 0
+        self.blacklist: set[int] = set()
+        self.aimed: dict[int, set[int]] = {}  # entry id -> the targets it was fuzzed towards
+        self._selected_in_cycle = False
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "cutoff_shift": self.cutoff_shift,
+                "blacklist": sorted(self.blacklist), "bootstrapping": self.bootstrapping,
+                "selected_in_cycle": self._selected_in_cycle,
+                "aimed": {str(entry): sorted(branches)
+                          for entry, branches in self.aimed.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        super().restore(state)
+        self.cutoff_shift = int(state.get("cutoff_shift", 0))
+        self.blacklist = {int(b) for b in state.get("blacklist", ())}
+        self.bootstrapping = bool(state.get("bootstrapping", False)) \
+            and self.bootstrap is not Bootstrap.OFF
+        self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
+        self.aimed = {int(entry): {int(b) for b in branches}
+                      for entry, branches in state.get("aimed", {}).items()}
+
+    def cutoff(self, hits: np.ndarray) -> int:
+        return rarity_cutoff(hits) << self.cutoff_shift
+
+    def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
+               rng: random.Random) -> Selection | None:
+        if self.bootstrapping:
+            if not afl_wants(entry, queue, cycle, rng):
+                return None
+            no_det = self.bootstrap is Bootstrap.UNTIL_NEW_BRANCH_NO_DET
+            return Selection(entry, deterministic_allowed=not no_det)
+        if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
+            hits = hits.copy()
+            hits[np.fromiter(self.blacklist, np.int64)] = 0
+        rare = rare_branches(entry.edges, hits, self.cutoff(hits))
+        if not len(rare):
+            return None
+        aimed = self.aimed.setdefault(entry.id, set())
+        target = next_target(rare, hits, aimed, rng)
+        aimed.add(target)
+        self._selected_in_cycle = True
+        return Selection(entry, target=target, use_mask=self.use_mask)
+
+    def on_new_branch(self) -> None:
+        self.cutoff_shift = 0
+        if self.bootstrap in (Bootstrap.UNTIL_NEW_BRANCH, Bootstrap.UNTIL_NEW_BRANCH_NO_DET):
+            self.bootstrapping = False
+
+    def on_frozen_target(self, branch: int) -> None:
+        self.blacklist.add(branch)
+
+    def on_cycle_end(self, found_new_branch: bool) -> None:
+        if not self._selected_in_cycle and not self.bootstrapping:
+            self.cutoff_shift += 1
+        self._selected_in_cycle = False
+        if self.bootstrap is Bootstrap.ONE_CYCLE and self.bootstrapping:
+            self.bootstrapping = False
+        elif self.bootstrap is not Bootstrap.OFF and not found_new_branch:
+            self.bootstrapping = True

@@ -1,0 +1,139 @@
+"""The status display: a live panel on a terminal, plain lines otherwise.
+
+The live panel redraws in place below the cursor (rich Live, not the
+alternate screen), so the terminal's scrollback survives — AFL++'s full-screen
+UI wiping it is a standing complaint (AFLplusplus#2498).  When stdout is not a
+TTY, or AFL_NO_UI is set, one plain line is printed every few seconds.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Protocol, TextIO
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from ffcc.fuzzer.output.stats import Snapshot
+
+
+def _duration(seconds: int) -> str:
+    d, rest = divmod(max(seconds, 0), 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return f"{d}d {h:02d}h {m:02d}m {s:02d}s" if d else f"{h:02d}h {m:02d}m {s:02d}s"
+
+
+def _ago(now: int, then: int) -> str:
+    return _duration(now - then) + " ago" if then else "none yet"
+
+
+def _count(n: float) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n:.0f}" if isinstance(n, float) else str(n)
+
+
+class Status(Protocol):
+    def update(self, snapshot: Snapshot) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def target_text(s: Snapshot) -> str:
+    """The current target: `label N (file:line op)` when it is a label, else `edge M`."""
+    site = s.target_site
+    if site is not None:
+        return f"label {site.label} ({site.file}:{site.line} {site.operator})"
+    return "none" if s.target is None else f"edge {s.target}"
+
+
+def summary_line(s: Snapshot) -> str:
+    labels = f"  labels {s.labels_found}/{s.labels_total}" if s.labels_total else ""
+    target = f"  target {target_text(s)}" if s.target is not None else ""
+    cmplog = f"  input-to-state {s.cmplog.finds} finds" if s.cmplog else ""
+    return (f"[{_duration(s.run_time)}] cycle {s.cycles_done}  execs {_count(s.execs_done)} "
+            f"({s.execs_per_sec:.0f}/s)  corpus {s.corpus_count} ({s.corpus_favored} fav)  "
+            f"edges {s.edges_found}/{s.total_edges}{labels}  crashes {s.saved_crashes}  "
+            f"hangs {s.saved_hangs}{cmplog}  stage {s.stage}{target}")
+
+
+class PlainStatus:
+    """A line every `interval` seconds, for logs and CI."""
+
+    def __init__(self, stream: TextIO = sys.stderr, interval: float = 5.0) -> None:
+        self.stream = stream
+        self.interval = interval
+        self._last = 0.0
+
+    def update(self, snapshot: Snapshot) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            print(summary_line(snapshot), file=self.stream, flush=True)
+
+    def message(self, text: str) -> None:
+        print(f"[ffuzz] {text}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class LiveStatus:
+    """A rich panel refreshed in place, twice a second at most."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self._live = Live(console=self.console, auto_refresh=False, transient=False)
+        self._live.start()
+        self._last = 0.0
+
+    def update(self, snapshot: Snapshot) -> None:
+        now = time.monotonic()
+        if now - self._last >= 0.5:
+            self._last = now
+            self._live.update(self._render(snapshot), refresh=True)
+
+    def message(self, text: str) -> None:
+        self.console.print(f"[bold]ffuzz[/bold] {text}")
+
+    def close(self) -> None:
+        self._live.stop()
+
+    @staticmethod
+    def _render(s: Snapshot) -> Table:
+        t = Table(title=f"ffuzz ({s.schedule}) — {s.banner}", show_header=False,
+                  title_justify="left", box=None, padding=(0, 2))
+        for _ in range(4):
+            t.add_column()
+        t.add_row("run time", _duration(s.run_time), "cycles done", str(s.cycles_done))
+        t.add_row("last find", _ago(s.now, s.last_find),
+                  "corpus", f"{s.corpus_count} ({s.corpus_favored} favoured)")
+        t.add_row("last crash", _ago(s.now, s.last_crash),
+                  "saved crashes", f"{s.saved_crashes} (of {s.total_crashes})")
+        t.add_row("last hang", _ago(s.now, s.last_hang),
+                  "saved hangs", f"{s.saved_hangs} (of {s.total_hangs})")
+        t.add_row("execs", f"{_count(s.execs_done)} ({s.execs_per_sec:.0f}/s)", "edges",
+                  f"{s.edges_found}/{s.total_edges} ({s.bitmap_cvg:.2f}%)")
+        if s.labels_total:
+            t.add_row("labels", f"{s.labels_found}/{s.labels_total}", "", "")
+        if s.cmplog:
+            t.add_row("input-to-state", f"{s.cmplog.finds} finds",
+                      "its execs", f"{_count(s.cmplog.execs)} on {s.cmplog.entries} entries")
+        t.add_row("stage", s.stage, "target branch",
+                  f"{target_text(s)} (rare <= {s.rarity_cutoff})")
+        t.add_row("pending", f"{s.pending_total} ({s.pending_favs} favoured)",
+                  "stability", f"{s.stability:.2f}%")
+        t.add_row("current", str(s.cur_item), "dictionary", f"{s.tokens} ({s.auto_tokens} auto)")
+        return t
+
+
+def make_status() -> Status:
+    if os.environ.get("AFL_NO_UI") or not sys.stderr.isatty():
+        return PlainStatus()
+    return LiveStatus()

@@ -1,0 +1,132 @@
+"""The terminal summary of `ffuzz report`: rich tables of labels covered, then the scores.
+
+Tables: labels per criterion and operator, per file and function (total, covered, pruned as
+infeasible or trivial, uncovered), MCC combinations per decision (source text escaped: ``a[i]``
+is not rich markup); then the weak-mutation score
+(killed / (total - pruned)), the edges covered, and what was replayed (with the saved crashes
+and hangs that no longer crash or hang).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ffcc.fuzzer.engine.executor import RunStatus
+from ffcc.fuzzer.reports.label_coverage import (
+    FAULT_KINDS,
+    Counts,
+    LabelResult,
+    count,
+    decision_of,
+    grouped,
+    objectives,
+)
+from ffcc.fuzzer.reports.replay import KINDS
+from ffcc.fuzzer.reports.report import CampaignReport
+from ffcc.fuzzer.reports.stryker import project_root
+
+FAULT_STATUS = {"crashes": RunStatus.CRASH, "hangs": RunStatus.TIMEOUT}  # what each did when saved
+COUNT_COLUMNS = ("labels", "covered", "infeasible", "trivial", "uncovered", "%")
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _count_cells(counts: Counts) -> list[str]:
+    return [str(counts.total), str(counts.covered), str(counts.infeasible), str(counts.trivial),
+            str(counts.uncovered), _percent(counts.score)]
+
+
+def _table(title: str, key: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(key)
+    for column in COUNT_COLUMNS:
+        table.add_column(column, justify="right")
+    return table
+
+
+def _add_groups(table: Table, labels: list[LabelResult], key: Callable[[LabelResult], Hashable],
+                total_name: str) -> None:
+    """A bold row for all ``labels``, then one per group by ``key`` (unless there is one)."""
+    table.add_row(f"[bold]{escape(total_name)}[/]",
+                  *(f"[bold]{cell}[/]" for cell in _count_cells(count(labels))))
+    groups = grouped(labels, key)
+    for name, group in sorted(groups.items()) if len(groups) > 1 else ():
+        table.add_row(f"  {escape(str(name))}", *_count_cells(count(group)))
+    table.add_section()
+
+
+def operator_table(labels: list[LabelResult]) -> Table:
+    table = _table("Labels per criterion and operator", "criterion / operator")
+    for criterion, group in sorted(grouped(objectives(labels),
+                                           lambda label: label.record["criterion"]).items()):
+        _add_groups(table, group, lambda label: label.record["operator"], criterion)
+    return table
+
+
+def function_table(labels: list[LabelResult]) -> Table:
+    root = project_root(sorted({label.record["file"] for label in labels}))
+    table = _table("Labels per file and function", "file / function")
+    for path, group in sorted(grouped(labels, lambda label: label.record["file"]).items()):
+        _add_groups(table, group, lambda label: label.record.get("function", "?"),
+                    os.path.relpath(path, root) if root else path)
+    return table
+
+
+def decision_table(labels: list[LabelResult]) -> Table | None:
+    mcc = [label for label in objectives(labels) if label.record["criterion"] == "mcc"]
+    if not mcc:
+        return None
+    table = Table(title="MCC combinations per decision", title_justify="left")
+    for column in ("where", "decision", "combinations", "covered", "pruned"):
+        table.add_column(column, justify="right" if column in ("combinations", "covered", "pruned")
+                         else "left")
+    for (path, line, column, original), group in grouped(mcc, decision_of).items():
+        counts = count(group)
+        table.add_row(escape(f"{Path(path).name}:{line}:{column}"), escape(original), str(counts.goals),
+                      str(counts.covered), str(counts.infeasible + counts.trivial))
+    return table
+
+
+def score_lines(report: CampaignReport) -> list[str]:
+    every = objectives(report.labels)
+    wm = count(label for label in every if label.record["criterion"] == "wm")
+    mcc = count(label for label in every if label.record["criterion"] == "mcc")
+    edges = report.edges
+    only_faults = sum(label.covered and not label.by_queue for label in report.labels)
+    per_kind = {kind: sum(saved.kind == kind for saved in report.inputs) for kind in KINDS}
+    lines = []
+    if wm.total:
+        lines.append(f"weak-mutation score: {wm.covered} killed / ({wm.total} mutants - "
+                     f"{wm.total - wm.goals} pruned) = {_percent(wm.score)}%")
+    if mcc.total:
+        lines.append(f"MCC: {mcc.covered} of {mcc.goals} combinations covered "
+                     f"({_percent(mcc.score)}%)")
+    lines.append(f"edges: {edges.found} of {edges.total} map bytes of {edges.measured} "
+                 f"({_percent(100.0 * edges.found / edges.total if edges.total else None)}%)")
+    lines.append(f"labels covered only by {' or '.join(FAULT_KINDS)}: {only_faults}")
+    changed = [saved.test_id for saved in report.inputs if saved.kind in FAULT_STATUS
+               and report.replay.traces[saved.test_id].status != FAULT_STATUS[saved.kind]]
+    if changed:
+        lines.append(f"{len(changed)} saved crashes or hangs did not crash or hang when replayed, "
+                     f"e.g. {changed[0]}")
+    lines.append(f"replayed {report.replay.replayed} new of {len(report.inputs)} saved inputs ("
+                 + ", ".join(f"{number} {kind}" for kind, number in per_kind.items())
+                 + f") in {report.replay_seconds:.2f} s")
+    return lines
+
+
+def print_summary(report: CampaignReport, console: Console) -> None:
+    console.print(operator_table(report.labels))
+    console.print(function_table(report.labels))
+    decisions = decision_table(report.labels)
+    if decisions is not None:
+        console.print(decisions)
+    for line in score_lines(report):
+        console.print(line, highlight=False, markup=False)
