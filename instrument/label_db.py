@@ -6,11 +6,9 @@ the offset of its byte in the slot section; this module pairs records with unit 
 unit id (the linker may order the two sections differently under LTO or section sorting)
 and writes ``<program>.labels.jsonl`` through ffcc.runtime.abi, which owns the file's name
 and format: a header record (format, version, label region size, label count), then one
-JSON line per label with id, slot, file, criterion, operator, line, column, function,
-original and predicate, "also" with the other operators whose objective the label is (where
-there are some: an MCC combination that is a COR mutant), "pruned" with the reason when
-``--prune`` removed the label's body (prune.py), and "gate": the slot of the gate of the
-label's site (labels.py), the unit's bytes after its label slots, one per site.  The label
+``abi.LabelRecord`` per label: id and slot from the link, the file from the unit record, the
+gate's slot from the unit's gate number (labels.py: a unit's gates are its bytes after its
+label slots, one per site), the other fields from the label's own record as they are.  The label
 region is sized from the slot section as the runtime sizes it.
 """
 
@@ -22,11 +20,6 @@ from collections.abc import Iterator
 
 from ffcc.runtime import abi
 from ffcc.runtime.files import write_atomic
-
-FIELDS = ("criterion", "operator", "also", "file", "line", "column", "function", "original",
-          "predicate", "pruned")  # "pruned": "infeasible" | "trivial", only on labels pruning
-# removed, or "retired" (ffcc --retired); "also": the other operators whose objective the label
-# is, only where there are some
 
 
 def _sections(program: str) -> tuple[bytes, bytes]:
@@ -64,10 +57,10 @@ def _units(db: bytes) -> Iterator[tuple[dict, list[dict]]]:
         start = end
 
 
-def _labels(slots: bytes, db: bytes) -> list[dict]:
+def _labels(slots: bytes, db: bytes) -> list[abi.LabelRecord]:
     """The labels of the two sections in slot order, each with its global id and map slot."""
     offsets = _unit_offsets(slots)
-    labels = []
+    placed = []
     for header, records in _units(db):
         places = offsets.get((header["unit"], header["count"]))
         if not places:
@@ -75,10 +68,11 @@ def _labels(slots: bytes, db: bytes) -> list[dict]:
         base = places.popleft() + abi.UNIT_HEADER_SIZE
         for record in records:
             gate = {"gate": base + header["count"] + record["gate"]} if "gate" in record else {}
-            labels.append({"slot": base + record["index"], "file": header["file"],
-                           **{k: record[k] for k in FIELDS if k in record}, **gate})
-    labels.sort(key=lambda label: label["slot"])
-    return [{"id": number, **label} for number, label in enumerate(labels)]
+            placed.append({**record, "slot": base + record["index"], "file": header["file"],
+                           **gate})
+    placed.sort(key=lambda label: label["slot"])
+    return [abi.LabelRecord.from_dict({**label, "id": number})
+            for number, label in enumerate(placed)]
 
 
 def read_program_labels(program: str) -> abi.LabelDatabase:
@@ -104,7 +98,7 @@ def build_summary(program: str, database: abi.LabelDatabase) -> dict:
     the files built without labels with the reason their objects recorded (labels.py)."""
     per_file: dict[str, Counter[str]] = defaultdict(Counter)
     for label in database.labels:
-        per_file[label["file"]][label["criterion"]] += 1
+        per_file[label.file][label.criterion] += 1
     unlabelled = {(header["file"], header["unlabelled"])
                   for header, _ in _units(_sections(program)[1]) if "unlabelled" in header}
     return {

@@ -17,11 +17,12 @@ of it.
   slot s is map index ``label_region_start(map size, region) + s``.
 * Label database ``<program>.labels.jsonl`` (``db_path``): a header record
   ``{"format": "ffcc-labels", "version": 1, "label_region": bytes, "labels": count}``, then
-  one JSON record per label in slot order, with at least "id" and "slot" (label_db.py lists
-  the other fields), and "gate": the slot of the gate of the label's site, a byte of the label
-  region that is no label (databases written before gates have none: their sites are never
+  one JSON record per label in slot order, each a ``LabelRecord`` (its fields are the
+  record's keys; "gate": the slot of the gate of the label's site, a byte of the label
+  region that is no label, absent from databases written before gates: their sites are never
   skipped).  ffcc writes it after each link, ffuzz reads it; a reader refuses a
-  format or version it does not know rather than guess where labels are.
+  format or version it does not know rather than guess where labels are.  Only this module
+  handles the records as JSON: every other reader gets ``LabelRecord`` values.
 * Comparison log (``ffcc --cmplog``, ``ffuzz -c``): the segment's layout is in
   ffcc_protocol.h; ``cmplog_records`` reads a segment into ``CmpRecord`` values.
 """
@@ -31,8 +32,8 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -177,10 +178,70 @@ class LabelDbError(ValueError):
     """A label database that cannot be read; the message is one line naming the file."""
 
 
+# Why a label's body compiled to nothing (LabelRecord.pruned): pruning (ffcc --prune) found it
+# can never be covered, or covered by every run that reaches its site; or a campaign retired it
+# (ffcc --retired).
+INFEASIBLE = "infeasible"
+TRIVIAL = "trivial"
+RETIRED = "retired"
+
+
+@dataclass(frozen=True)
+class LabelRecord:
+    """One label of a label database, as ffcc wrote it after linking (instrument/label_db.py).
+
+    Field order is the order of the keys in the file.  ``also``, ``pruned`` and ``gate`` are
+    absent from records that have none (empty, None); the other fields are in every record
+    ffcc writes, and default to empty (line and column 0, which no label has: lines and
+    columns count from 1) for records that name only id and slot."""
+
+    id: int
+    slot: int                  # byte of the label region (map index: label_region_start + slot)
+    file: str = ""             # absolute path of the labelled source
+    criterion: str = ""        # "mcc" | "wm"
+    operator: str = ""         # operator id: "mcc", "wm.ror.lt_le" (ffcc.rewriters.operators)
+    also: tuple[str, ...] = ()  # other operators whose objective the label is
+    line: int = 0
+    column: int = 0
+    function: str = ""
+    original: str = ""         # source text of the decision or expression
+    predicate: str = ""        # what covers the label, over the operands' text
+    pruned: str | None = None  # INFEASIBLE, TRIVIAL or RETIRED: the label compiled to nothing
+    gate: int | None = None    # slot of the gate of the label's site
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(value, int) for value in (self.id, self.slot, self.gate or 0)):
+            raise TypeError("id, slot and gate must be integers")
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> LabelRecord:
+        """The label of a JSON object with the record's keys (others are ignored); raises
+        KeyError without id or slot, TypeError for an id, slot or gate that is no integer."""
+        values = {name: record[name] for name in _OPTIONAL_FIELDS if name in record}
+        if "also" in values:
+            values["also"] = tuple(values["also"])
+        return cls(id=record["id"], slot=record["slot"], **values)
+
+    @classmethod
+    def from_json(cls, line: str) -> LabelRecord:
+        """The label of one line of a label database (raises ValueError for bad JSON)."""
+        return cls.from_dict(json.loads(line))
+
+    def to_json(self) -> str:
+        """The record's line, without its newline: the keys in field order, those that are
+        None or empty left out."""
+        return json.dumps({name: value for name in _FIELD_NAMES
+                           if (value := getattr(self, name)) is not None and value != ()})
+
+
+_FIELD_NAMES = tuple(field.name for field in fields(LabelRecord))
+_OPTIONAL_FIELDS = _FIELD_NAMES[2:]  # all but id and slot
+
+
 @dataclass(frozen=True)
 class LabelDatabase:
     label_region: int                 # bytes of the map's label region
-    labels: list[dict[str, Any]]      # one record per label, in slot order
+    labels: list[LabelRecord]         # one record per label, in slot order
 
 
 def db_path(program: str | os.PathLike[str]) -> Path:
@@ -197,7 +258,7 @@ def write_label_db(program: str | os.PathLike[str], database: LabelDatabase) -> 
     """Replace ``program``'s label database atomically: header record, then the labels."""
     header = {"format": DB_FORMAT, "version": DB_VERSION, "label_region": database.label_region,
               "labels": len(database.labels)}
-    lines = [json.dumps(header), *(json.dumps(label) for label in database.labels)]
+    lines = [json.dumps(header), *(label.to_json() for label in database.labels)]
     write_atomic(db_path(program), "".join(line + "\n" for line in lines))
 
 
@@ -216,7 +277,8 @@ def read_label_db(program: str | os.PathLike[str]) -> LabelDatabase | None:
     region = header["label_region"]
     if region < 0 or region % MAP_ALIGN:
         raise LabelDbError(f"{path}: label region of {region} bytes is not a multiple of {MAP_ALIGN}")
-    last_slot = max((max(label["slot"], label.get("gate", -1)) for label in labels), default=-1)
+    last_slot = max((max(label.slot, -1 if label.gate is None else label.gate)
+                     for label in labels), default=-1)
     if region <= last_slot:
         raise LabelDbError(f"{path}: a label region of {region} bytes cannot hold slot {last_slot}")
     return LabelDatabase(region, labels)
@@ -237,15 +299,11 @@ def _header(path: Path, line: str) -> dict[str, Any]:
     return header
 
 
-def _label(path: Path, number: int, line: str) -> dict[str, Any]:
+def _label(path: Path, number: int, line: str) -> LabelRecord:
     try:
-        record = json.loads(line)
-        if not all(isinstance(value, int) for value in (record["id"], record["slot"],
-                                                         record.get("gate", 0))):
-            raise TypeError("id, slot and gate must be integers")
+        return LabelRecord.from_json(line)
     except (ValueError, KeyError, TypeError) as exc:
         raise LabelDbError(f"{path}:{number}: not a label record ({exc})") from None
-    return record
 
 
 # Retired-label list (``ffcc --retired=FILE``): the labels a campaign retired, which a rebuild
@@ -256,28 +314,28 @@ def _label(path: Path, number: int, line: str) -> dict[str, Any]:
 # it again from the same text.
 RETIRED_FORMAT = "ffcc-retired"
 RETIRED_VERSION = 1
-RETIRED = "retired"  # the "pruned" reason in the label database of a build with such a list
 
 
-def label_positions(labels: list[dict[str, Any]]) -> list[tuple[str, int]]:
+def label_positions(labels: list[LabelRecord]) -> list[tuple[str, int]]:
     """Each label's (file, position in its unit).  A unit's labels take consecutive slots from
     its first, so the position is the slot less the least slot of the file's labels: one unit
     per source file, as in a project build (a rebuild's label database shows whether it was)."""
     first: dict[str, int] = {}
     for label in labels:
-        first[label["file"]] = min(first.get(label["file"], label["slot"]), label["slot"])
-    return [(label["file"], label["slot"] - first[label["file"]]) for label in labels]
+        first[label.file] = min(first.get(label.file, label.slot), label.slot)
+    return [(label.file, label.slot - first[label.file]) for label in labels]
 
 
-def write_retired(path: str | os.PathLike[str], labels: list[dict[str, Any]],
+def write_retired(path: str | os.PathLike[str], labels: list[LabelRecord],
                   retired: dict[int, bool]) -> None:
     """Write the retired-label list of ``labels`` (a label database's records): ``retired``
-    maps the id of each label to compile out to whether it was covered."""
+    maps the id of each label to compile out to whether it was covered (a rebuild marks it
+    RETIRED)."""
     lines = [json.dumps({"format": RETIRED_FORMAT, "version": RETIRED_VERSION})]
     for label, (file, index) in zip(labels, label_positions(labels), strict=True):
-        if label["id"] in retired:
+        if label.id in retired:
             lines.append(json.dumps({"file": file, "index": index,
-                                     "covered": retired[label["id"]]}))
+                                     "covered": retired[label.id]}))
     write_atomic(path, "".join(line + "\n" for line in lines))
 
 

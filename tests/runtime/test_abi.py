@@ -72,16 +72,34 @@ def test_the_runtime_and_the_native_core_use_the_same_names() -> None:
 
 
 def test_label_database_round_trips(tmp_path: Path) -> None:
-    labels = [{"id": 0, "slot": 12, "file": "/a.c", "criterion": "mcc", "operator": "mcc"},
-              {"id": 1, "slot": 70, "file": "/a.c", "criterion": "wm", "pruned": "trivial"}]
+    labels = [abi.LabelRecord(0, 12, "/a.c", "mcc", "mcc", line=3, column=7),
+              abi.LabelRecord(1, 70, "/a.c", "wm", "wm.abs.zero", also=("mcc",),
+                              pruned=abi.TRIVIAL, gate=71)]
     program = tmp_path / "prog"
     abi.write_label_db(program, abi.LabelDatabase(128, labels))
     lines = (tmp_path / "prog.labels.jsonl").read_text().splitlines()
     assert json.loads(lines[0]) == {"format": "ffcc-labels", "version": 1, "label_region": 128,
                                     "labels": 2}
-    assert lines[1:] == [json.dumps(label) for label in labels]
+    assert json.loads(lines[1]) == {"id": 0, "slot": 12, "file": "/a.c", "criterion": "mcc",
+                                    "operator": "mcc", "line": 3, "column": 7, "function": "",
+                                    "original": "", "predicate": ""}
+    assert list(json.loads(lines[2]))[-2:] == ["pruned", "gate"]
     assert abi.read_label_db(program) == abi.LabelDatabase(128, labels)
     assert abi.read_label_db(tmp_path / "other") is None
+
+
+def test_label_records_of_a_real_build_round_trip_byte_for_byte(tmp_path: Path) -> None:
+    """What ffcc writes (also, pruned and gate included) is what LabelRecord writes back."""
+    ffcc("--mcc", "--wm", "--prune", "--label-gates", "-o", f"{tmp_path}/",
+         "samples/temperature/temperature.c", cwd=REPO)
+    lines = abi.db_path(tmp_path / "temperature").read_text().splitlines()[1:]
+    records = [abi.LabelRecord.from_json(line) for line in lines]
+    assert all(any(getattr(r, name) for r in records) for name in ("also", "pruned", "gate"))
+    assert [record.to_json() for record in records] == lines
+
+
+def test_a_record_of_id_and_slot_alone_reads_with_empty_fields() -> None:
+    assert abi.LabelRecord.from_json('{"id": 4, "slot": 9, "index": 2}') == abi.LabelRecord(4, 9)
 
 
 def header(version: int = 1, label_region: int = 64, labels: int = 0) -> dict:
@@ -131,4 +149,4 @@ def test_the_label_region_is_the_one_the_runtime_lays_out(backend: str, tmp_path
     assert map_size - edge_region(program, backend) == database.label_region
     start = abi.label_region_start(map_size, database.label_region)
     hit = {i - start for i in range(start, map_size) if run.map[i]}
-    assert hit and hit <= {label["slot"] for label in database.labels}
+    assert hit and hit <= {label.slot for label in database.labels}
