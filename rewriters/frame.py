@@ -3,7 +3,7 @@
 At -O0 neither gcc nor clang shares stack slots between variables of disjoint scopes (gcc only
 for nested-scope variables of 32 bytes or more), so a temporary declared per site took a stack
 slot of its own for the whole frame: a label-dense function's frame grew with its sites, and
-deep recursion that the plain build completes could overflow labelled (DESIGN hard rule 3).
+deep recursion that the plain build completes could overflow labelled (docs/DESIGN.md, rule 3).
 Instead, a function's temporaries are elements of a few arrays declared at the top of its body,
 one array per type (``__FFCC_TEMP unsigned char __ffcc_t0[3];``), and the sites of different full
 expressions use the same elements: a site's temporaries live only while its full expression is

@@ -1,12 +1,12 @@
 """Opaque copies: labels read values the optimiser cannot relate to the program's own.
 
-DESIGN hard rule 3. A label predicate that reads the program's own values lets the compiler
-reason across label and original code: a label's guard ``d != 0`` tells it ``d == 0`` on the
+docs/DESIGN.md, rule 3. A label predicate that reads the program's own values lets the
+compiler reason across label and original code: a label's guard ``d != 0`` tells it ``d == 0`` on the
 other path, where the original's unconditional ``3000 / d`` is then undefined and may be folded
 away (the original's trap disappears); the other way round, the original's undefined behaviour
 lets it fold a label's guard. So every value a label reads is first passed through an empty
 ``asm`` that the compiler must assume rewrites it (or is only an operand of the labels' own asm
-statement: COMPARED_LAUNDER); the original keeps computing on the original values (hard rule
+statement: COMPARED_LAUNDER); the original keeps computing on the original values (rule
 1). Integers and pointers go through a register (``"+r"``, one per statement so that no target
 runs out of registers), other scalars through memory (``"+m"``: valid for every type, but it
 forces a stack slot; long double and complex values cannot use ``"+r"`` in clang).

@@ -45,7 +45,7 @@ site, numbered in the unit like the sites: the driver may make ``__FFCC_GATE_OPE
 block once every label of the site is retired (docs/LABELS.md); the block sets nothing the
 site's value reads.
 
-Labels read only opaque values (``opaque``: DESIGN hard rule 3): the captures, which only labels
+Labels read only opaque values (``opaque``: docs/DESIGN.md, rule 3): the captures, which only labels
 read, are laundered in place; operands the original also uses are copied, and the copies laundered
 (a value only comparison groups read, by the driver's ``__FFCC_LAUNDER_COMPARED``: nothing where
 a group is one asm statement, whose operands the compiler cannot see through anyway);

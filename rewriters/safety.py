@@ -1,8 +1,8 @@
 """What a label may read: side-effect freedom, guards against faults, and plain operands.
 
-DESIGN rules 1 and 2. A label reads an expression the original program did not evaluate at that
-point (a short-circuited operand) only if evaluating it cannot fault, be undefined, read
-uninitialised memory or touch state whatever the program state: reads of variables the program
+docs/DESIGN.md, rules 1 and 2. A label reads an expression the original program did not
+evaluate at that point (a short-circuited operand) only if evaluating it cannot fault, be
+undefined, read uninitialised memory or touch state whatever the program state: reads of variables the program
 has initialised there (``variables``), ``.`` members of them, constants, and arithmetic and
 comparisons over those, where every operation that can be undefined is guarded by a test written
 in C (divisor non-zero and not MIN / -1, shift amount in range, signed arithmetic without overflow).

@@ -1,7 +1,7 @@
 """What one function does with its variables: what a label may read out of turn, and what an
 expression's evaluation may change or depend on.
 
-Labels evaluate an operand the program skipped (DESIGN hard rule 2), so they read its
+Labels evaluate an operand the program skipped (docs/DESIGN.md, rule 2), so they read its
 variables where the program did not: in ``found && best > 3``, ``best`` holds a value only
 when ``found`` says so. ``initialised_reads`` allows only reads of values that exist whatever
 the path taken:
@@ -21,7 +21,7 @@ structure copy carries unset members along), structure parameters, aggregates th
 ``const`` and of static storage duration.
 
 Labels also must not change the order in which the compiler evaluates operands the program left
-unsequenced (hard rule 1; sites.py). ``writes`` tells whether evaluating an expression may change
+unsequenced (rule 1; sites.py). ``writes`` tells whether evaluating an expression may change
 state, ``reads`` whether it reads state that such a change elsewhere could alter: anything but
 constants and automatic variables whose address the function never takes. ``Neighbours`` works
 them out for what is evaluated around an expression, and only when asked: most sites neither

@@ -1,6 +1,6 @@
 """A labelled build sees the predefined macros the plain build sees: ``__BASE_FILE__`` and
-``__TIMESTAMP__`` name the original source, not ffcc's annotated or macro-marked copy (DESIGN
-hard rule 3, issue 17.6), with both backends and with or without ``--in-macros``."""
+``__TIMESTAMP__`` name the original source, not ffcc's annotated or macro-marked copy
+(docs/DESIGN.md, rule 3; issue 17.6), with both backends and with or without ``--in-macros``."""
 
 from __future__ import annotations
 

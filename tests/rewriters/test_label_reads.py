@@ -1,4 +1,4 @@
-"""What labels may evaluate (issue 17, DESIGN hard rules 1-3): C in, labels or left-out out.
+"""What labels may evaluate (issue 17; docs/DESIGN.md, rules 1-3): C in, labels or left-out out.
 
 A COR label of ``a && X`` needs X's value where the program skipped it; it is emitted only if X
 can be evaluated without side effects, faults, reads of uninitialised memory or copies of

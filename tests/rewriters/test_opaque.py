@@ -1,6 +1,6 @@
-"""Labels read opaque copies (DESIGN hard rule 3): the optimiser must not relate a label's guarded
-computation to the original's own one. Regression: a label computing ``3000 / excess`` under
-``excess != 0`` let clang -O2 fold the original's unguarded ``3000 / excess`` (its SIGFPE became
+"""Labels read opaque copies (docs/DESIGN.md, rule 3): the optimiser must not relate a label's
+guarded computation to the original's own one. Regression: a label computing ``3000 / excess``
+under ``excess != 0`` let clang -O2 fold the original's unguarded ``3000 / excess`` (its SIGFPE became
 "1000 rpm") and gcc -O2 turn it into a SIGILL trap. The original's trap must stay exactly the
 plain build's."""
 

@@ -1,4 +1,4 @@
-"""Skipped operands (DESIGN hard rule 2): a label may evaluate an operand the original skipped
+"""Skipped operands (docs/DESIGN.md, rule 2): a label may evaluate an operand the original skipped
 only if that cannot fault or be undefined whatever the program state. A null check never makes
 a dereference safe that the program itself did not perform.
 
