@@ -4,8 +4,8 @@ The map is [edges][labels]; ffcc.runtime.abi owns that layout and the label data
 (`<binary>.labels.jsonl`, whose header record gives the label region's size): label slot s
 is at map index label_region_start(map_size, region) + s.  Slots are not dense: each
 instrumented unit's slots follow a small unit header, so only the slots the database names
-are labels.  Records marked "pruned" (infeasible or trivial, compiled to nothing by ffcc
---prune) still occupy their slot but are not labels the fuzzer counts.  A record's "gate" is
+are labels.  Pruned records (``LabelRecord.pruned``: compiled to nothing by ffcc --prune or
+--retired) still occupy their slot but are not labels the fuzzer counts.  A record's gate is
 the slot of its site's gate: a byte of the label region that is no label and never counts,
 whose retirement byte makes the site skip all its labels (retire.py sets it once they are
 all retired).  For rarity and targeting labels are map bytes like edges, except that a
@@ -14,9 +14,8 @@ file, line and operator only to say which label a target or a count is.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -24,6 +23,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.abi import (
     LabelDatabase,
     LabelDbError,
+    LabelRecord,
     ModuleTable,
     label_region_start,
     read_label_db,
@@ -43,10 +43,8 @@ class LabelSite:
     operator: str = ""
 
     @classmethod
-    def of(cls, record: dict[str, Any]) -> LabelSite:
-        line = record.get("line")
-        return cls(int(record["id"]), Path(str(record.get("file", ""))).name,
-                   int(line) if line is not None else None, str(record.get("operator", "")))
+    def of(cls, record: LabelRecord) -> LabelSite:
+        return cls(record.id, Path(record.file).name, record.line or None, record.operator)
 
 
 @dataclass(frozen=True)
@@ -100,10 +98,10 @@ class LabelMap:
     @classmethod
     def of(cls, database: LabelDatabase) -> LabelMap:
         # Pruned labels are never hit and are not goals; their slots stay empty.
-        live = [label for label in database.labels if not label.get("pruned")]
-        sites = {label["slot"]: LabelSite.of(label) for label in live}
-        gates = {label["slot"]: label["gate"] for label in live if "gate" in label}
-        size = max((label["slot"] for label in database.labels), default=-1) + 1
+        live = [label for label in database.labels if not label.pruned]
+        sites = {label.slot: LabelSite.of(label) for label in live}
+        gates = {label.slot: label.gate for label in live if label.gate is not None}
+        size = max((label.slot for label in database.labels), default=-1) + 1
         return cls(tuple(sites.get(s) for s in range(size)), database.label_region,
                    tuple(gates.get(s, -1) for s in range(size)) if gates else ())
 
@@ -124,17 +122,17 @@ def with_modules(own: LabelDatabase | None, table: ModuleTable | None) -> LabelD
     A module region with no object in it yet (room kept for dlopen()) is still no edge."""
     if table is None or not table.region:
         return own
-    labels = [] if own is None else [{**label, "slot": table.region + label["slot"],
-                                      **({"gate": table.region + label["gate"]}
-                                         if "gate" in label else {})}
+    labels = [] if own is None else [replace(label, slot=table.region + label.slot,
+                                             gate=None if label.gate is None
+                                             else table.region + label.gate)
                                      for label in own.labels]
-    number = 1 + max((label["id"] for label in labels), default=-1)
+    number = 1 + max((label.id for label in labels), default=-1)
     for module in table.modules:
         database = label_database(Path(module.path))
         for label in database.labels if database is not None else ():
-            labels.append({**label, "id": number, "slot": module.base + label["slot"]})
+            labels.append(replace(label, id=number, slot=module.base + label.slot))
             number += 1
-    labels.sort(key=lambda label: label["slot"])
+    labels.sort(key=lambda label: label.slot)
     return LabelDatabase(table.region + (own.label_region if own else 0), labels)
 
 

@@ -16,22 +16,28 @@ from typing import Any
 import numpy as np
 
 from ffcc.fuzzer.reports.replay import Replay, SavedInput
-from ffcc.runtime.abi import LabelDatabase, label_region_start
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL, LabelDatabase, LabelRecord, label_region_start
 
 FAULT_KINDS = ("crashes", "hangs")
 
 
 @dataclass(frozen=True)
 class LabelResult:
-    record: dict[str, Any]      # the label database record
+    record: LabelRecord         # the label's record; a shared objective's names its operator
     hits: int                   # saved inputs that lit the label
     first: SavedInput | None    # the first of them
     by_queue: bool              # some queue entry lit it (else only crashes or hangs, or none)
+    shared: bool = False        # an objective the label serves for an operator of its ``also``
+
+    @property
+    def name(self) -> str:
+        """The label's id; ``LABEL:OPERATOR`` for a shared objective (``objectives``)."""
+        return f"{self.record.id}:{self.record.operator}" if self.shared else str(self.record.id)
 
     @property
     def pruned(self) -> str | None:
-        """"infeasible" or "trivial" when ffcc --prune removed the label."""
-        return self.record.get("pruned")
+        """Why the label compiled to nothing (INFEASIBLE or TRIVIAL: ffcc --prune removed it)."""
+        return self.record.pruned
 
     @property
     def covered(self) -> bool:
@@ -67,22 +73,21 @@ def objectives(labels: Iterable[LabelResult]) -> list[LabelResult]:
     for each operator its record lists in ``also`` (one label serves several operators when
     they ask for the same predicate at a site: an MCC combination and a COR mutant), so that
     per-criterion and per-operator counts and the mutant list miss none of them.  An extra
-    objective's id is ``LABEL:OPERATOR``."""
+    objective is ``shared``, its name ``LABEL:OPERATOR``."""
     result = []
     for label in labels:
         result.append(label)
-        for operator in label.record.get("also", ()):
-            record = {**label.record, "id": f"{label.record['id']}:{operator}",
-                      "criterion": operator.split(".")[0], "operator": operator}
-            del record["also"]
-            result.append(replace(label, record=record))
+        for operator in label.record.also:
+            record = replace(label.record, criterion=operator.split(".")[0], operator=operator,
+                             also=())
+            result.append(replace(label, record=record, shared=True))
     return result
 
 
 def count(labels: Iterable[LabelResult]) -> Counts:
     states = [label.state for label in labels]
-    return Counts(len(states), states.count("covered"), states.count("infeasible"),
-                  states.count("trivial"), states.count("uncovered"))
+    return Counts(len(states), states.count("covered"), states.count(INFEASIBLE),
+                  states.count(TRIVIAL), states.count("uncovered"))
 
 
 def grouped(labels: Iterable[LabelResult],
@@ -96,7 +101,7 @@ def grouped(labels: Iterable[LabelResult],
 
 def decision_of(label: LabelResult) -> tuple[str, int, int, str]:
     record = label.record
-    return record["file"], record["line"], record["column"], record.get("original", "")
+    return record.file, record.line, record.column, record.original
 
 
 def lit_slots(replay: Replay, saved: SavedInput, region: int) -> np.ndarray:
@@ -120,9 +125,9 @@ def label_results(database: LabelDatabase, replay: Replay,
         first[new] = position
         if saved.kind not in FAULT_KINDS:
             by_queue[slots] = True
-    return [LabelResult(record, int(hits[record["slot"]]),
-                        inputs[first[record["slot"]]] if first[record["slot"]] >= 0 else None,
-                        bool(by_queue[record["slot"]]))
+    return [LabelResult(record, int(hits[record.slot]),
+                        inputs[first[record.slot]] if first[record.slot] >= 0 else None,
+                        bool(by_queue[record.slot]))
             for record in database.labels]
 
 
@@ -133,9 +138,9 @@ def line_hits(database: LabelDatabase, replay: Replay,
     lines: dict[tuple[str, int], int] = {}
     line_of_slot = np.full(database.label_region, -1, np.int64)
     for record in database.labels:
-        if not record.get("pruned"):
-            key = (record["file"], record["line"])
-            line_of_slot[record["slot"]] = lines.setdefault(key, len(lines))
+        if not record.pruned:
+            key = (record.file, record.line)
+            line_of_slot[record.slot] = lines.setdefault(key, len(lines))
     counts = np.zeros(len(lines) + 1, np.int64)  # the last one counts the -1s, unused
     for saved in inputs:
         counts[np.unique(line_of_slot[lit_slots(replay, saved, database.label_region)])] += 1

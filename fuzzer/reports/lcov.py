@@ -16,8 +16,8 @@ from ffcc.fuzzer.reports.label_coverage import LabelResult, grouped
 def file_record(path: str, labels: list[LabelResult], line_hits: dict[int, int]) -> str:
     """One SF ... end_of_record section."""
     out = ["TN:", f"SF:{path}"]
-    for label in sorted(labels, key=lambda label: (label.record["line"], label.record["id"])):
-        out.append(f"BRDA:{label.record['line']},0,{label.record['id']},{label.hits}")
+    for label in sorted(labels, key=lambda label: (label.record.line, label.record.id)):
+        out.append(f"BRDA:{label.record.line},0,{label.record.id},{label.hits}")
     out += [f"BRF:{len(labels)}", f"BRH:{sum(label.covered for label in labels)}"]
     out += [f"DA:{line},{hits}" for line, hits in sorted(line_hits.items())]
     out += [f"LF:{len(line_hits)}", f"LH:{sum(hits > 0 for hits in line_hits.values())}",
@@ -31,4 +31,4 @@ def tracefile(labels: Iterable[LabelResult], line_hits: dict[tuple[str, int], in
     return "".join(
         file_record(path, file_labels,
                     {line: hits for (file, line), hits in line_hits.items() if file == path})
-        for path, file_labels in grouped(goals, lambda label: label.record["file"]).items())
+        for path, file_labels in grouped(goals, lambda label: label.record.file).items())

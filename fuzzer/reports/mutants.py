@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from ffcc.runtime.abi import LabelRecord
 
 C_OPERATOR = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
               "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "and": "&&", "or": "||",
@@ -115,11 +116,11 @@ def _abs(original: str, predicate: str, kind: str) -> str | None:
     return original[:at[0]] + ABS_FORM[kind].format(operand) + original[at[0] + len(operand):]
 
 
-def describe(record: dict[str, Any]) -> Mutant:
+def describe(record: LabelRecord) -> Mutant:
     """The mutant of a WM label record."""
-    _, group, what = record["operator"].split(".", 2)
+    _, group, what = record.operator.split(".", 2)
     old, _, new = what.partition("_")
-    original, predicate = record.get("original", ""), record.get("predicate", "")
+    original, predicate = record.original, record.predicate
     if group == "abs":
         replacement = _abs(original, predicate, old)
         change = f"operand replaced by {ABS_FORM[old].format('e')}"
@@ -130,4 +131,4 @@ def describe(record: dict[str, Any]) -> Mutant:
         replacement = _binary(original, C_OPERATOR[old], C_OPERATOR[new])
         change = f"{C_OPERATOR[old]} replaced by {C_OPERATOR[new]}"
     return Mutant(group.upper(), replacement,
-                  f"{record['operator']}: {change}; killed when {predicate}")
+                  f"{record.operator}: {change}; killed when {predicate}")

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from ffcc.fuzzer.reports.label_coverage import LabelResult, count, decision_of, grouped
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 
 VIEWER = "mutation-test-elements.js"
 
@@ -30,8 +31,7 @@ nav button[aria-selected=true] { background: #ddd; font-weight: bold; }
 #mcc td, #mcc th { border: 1px solid #ccc; padding: .2em .5em; text-align: left; }
 #mcc code { white-space: pre-wrap; }
 .covered { background: #d9f2d9; } .uncovered { background: #f8d7d7; }
-.infeasible, .trivial { background: #eee; color: #666; }
-"""
+""" + f".{INFEASIBLE}, .{TRIVIAL} {{ background: #eee; color: #666; }}\n"  # pruned labels' states
 
 SCRIPT = """
 const app = document.querySelector('mutation-test-report-app');
@@ -71,17 +71,17 @@ def _state_cell(label: LabelResult) -> str:
 def decision_table(labels: list[LabelResult]) -> str:
     file, line, column, original = decision_of(labels[0])
     counts = count(labels)
-    rows = "".join(f"<tr><td><code>{html.escape(label.record.get('predicate', ''))}</code></td>"
+    rows = "".join(f"<tr><td><code>{html.escape(label.record.predicate)}</code></td>"
                    f"{_state_cell(label)}</tr>" for label in labels)
     return (f"<h3>{html.escape(f'{file}:{line}:{column}')} in "
-            f"{html.escape(labels[0].record.get('function', '?'))}: "
+            f"{html.escape(labels[0].record.function or '?')}: "
             f"{counts.covered}/{counts.goals} combinations</h3>"
             f"<p><code>{html.escape(original)}</code></p>"
             f"<table><tr><th>combination</th><th>state</th></tr>{rows}</table>")
 
 
 def mcc_view(labels: list[LabelResult]) -> str:
-    mcc = [label for label in labels if label.record["criterion"] == "mcc"]
+    mcc = [label for label in labels if label.record.criterion == "mcc"]
     if not mcc:
         return "<p>This build has no MCC labels (build it with <code>ffcc --mcc</code>).</p>"
     decisions = grouped(mcc, decision_of)

@@ -29,9 +29,10 @@ from ffcc.fuzzer.reports.label_coverage import (
 from ffcc.fuzzer.reports.replay import KINDS
 from ffcc.fuzzer.reports.report import CampaignReport
 from ffcc.fuzzer.reports.stryker import project_root
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 
 FAULT_STATUS = {"crashes": RunStatus.CRASH, "hangs": RunStatus.TIMEOUT}  # what each did when saved
-COUNT_COLUMNS = ("labels", "covered", "infeasible", "trivial", "uncovered", "%")
+COUNT_COLUMNS = ("labels", "covered", INFEASIBLE, TRIVIAL, "uncovered", "%")
 
 
 def _percent(value: float | None) -> str:
@@ -65,22 +66,22 @@ def _add_groups(table: Table, labels: list[LabelResult], key: Callable[[LabelRes
 def operator_table(labels: list[LabelResult]) -> Table:
     table = _table("Labels per criterion and operator", "criterion / operator")
     for criterion, group in sorted(grouped(objectives(labels),
-                                           lambda label: label.record["criterion"]).items()):
-        _add_groups(table, group, lambda label: label.record["operator"], criterion)
+                                           lambda label: label.record.criterion).items()):
+        _add_groups(table, group, lambda label: label.record.operator, criterion)
     return table
 
 
 def function_table(labels: list[LabelResult]) -> Table:
-    root = project_root(sorted({label.record["file"] for label in labels}))
+    root = project_root(sorted({label.record.file for label in labels}))
     table = _table("Labels per file and function", "file / function")
-    for path, group in sorted(grouped(labels, lambda label: label.record["file"]).items()):
-        _add_groups(table, group, lambda label: label.record.get("function", "?"),
+    for path, group in sorted(grouped(labels, lambda label: label.record.file).items()):
+        _add_groups(table, group, lambda label: label.record.function or "?",
                     os.path.relpath(path, root) if root else path)
     return table
 
 
 def decision_table(labels: list[LabelResult]) -> Table | None:
-    mcc = [label for label in objectives(labels) if label.record["criterion"] == "mcc"]
+    mcc = [label for label in objectives(labels) if label.record.criterion == "mcc"]
     if not mcc:
         return None
     table = Table(title="MCC combinations per decision", title_justify="left")
@@ -96,8 +97,8 @@ def decision_table(labels: list[LabelResult]) -> Table | None:
 
 def score_lines(report: CampaignReport) -> list[str]:
     every = objectives(report.labels)
-    wm = count(label for label in every if label.record["criterion"] == "wm")
-    mcc = count(label for label in every if label.record["criterion"] == "mcc")
+    wm = count(label for label in every if label.record.criterion == "wm")
+    mcc = count(label for label in every if label.record.criterion == "mcc")
     edges = report.edges
     only_faults = sum(label.covered and not label.by_queue for label in report.labels)
     per_kind = {kind: sum(saved.kind == kind for saved in report.inputs) for kind in KINDS}

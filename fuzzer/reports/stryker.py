@@ -16,35 +16,36 @@ from typing import Any
 from ffcc.fuzzer.reports.label_coverage import LabelResult, grouped, objectives
 from ffcc.fuzzer.reports.mutants import describe
 from ffcc.fuzzer.reports.replay import KINDS, SavedInput
+from ffcc.runtime.abi import LabelRecord
 
 SCHEMA_VERSION = "2"
 THRESHOLDS = {"high": 80, "low": 60}  # Stryker's defaults
 
 
-def location(record: dict[str, Any]) -> dict[str, dict[str, int]]:
+def location(record: LabelRecord) -> dict[str, dict[str, int]]:
     """Start and (exclusive) end of the record's original expression."""
-    line, column = record["line"], record["column"]
-    lines = (record.get("original") or " ").split("\n")
+    line, column = record.line, record.column
+    lines = (record.original or " ").split("\n")
     end_column = len(lines[-1]) + (column if len(lines) == 1 else 1)
     return {"start": {"line": line, "column": column},
             "end": {"line": line + len(lines) - 1, "column": end_column}}
 
 
-def _source_matches(source_lines: list[str], record: dict[str, Any]) -> bool:
+def _source_matches(source_lines: list[str], record: LabelRecord) -> bool:
     """Whether the source holds the record's original text where the record says."""
-    first = record["line"] - 1
-    original = record.get("original", "")
+    first = record.line - 1
+    original = record.original
     count = original.count("\n") + 1
     if first < 0 or first + count > len(source_lines):
         return False
-    text = "\n".join(source_lines[first:first + count])[record["column"] - 1:]
+    text = "\n".join(source_lines[first:first + count])[record.column - 1:]
     return text.startswith(original)
 
 
 def mutant(label: LabelResult, source_lines: list[str]) -> dict[str, Any]:
     record = label.record
     described = describe(record)
-    result: dict[str, Any] = {"id": str(record["id"]), "mutatorName": described.group,
+    result: dict[str, Any] = {"id": label.name, "mutatorName": described.group,
                               "description": described.description, "location": location(record)}
     if described.replacement is not None and _source_matches(source_lines, record):
         result["replacement"] = described.replacement
@@ -72,8 +73,8 @@ def read_source(path: str) -> str:
 def mutation_report(labels: list[LabelResult], inputs: list[SavedInput],
                     target: list[str]) -> dict[str, Any]:
     """The report as a JSON-ready dict."""
-    wm = [label for label in objectives(labels) if label.record["criterion"] == "wm"]
-    by_file = grouped(wm, lambda label: label.record["file"])
+    wm = [label for label in objectives(labels) if label.record.criterion == "wm"]
+    by_file = grouped(wm, lambda label: label.record.file)
     root = project_root(list(by_file))
     files = {}
     for path, file_labels in by_file.items():

@@ -18,7 +18,7 @@ from ffcc.fuzzer.engine.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.output.stats import Snapshot
 from ffcc.fuzzer.output.status import summary_line, target_text
 from ffcc.instrument.labels import BRANCH_FORM, COUNT_FORM, GROUP_FORM, GROUPS_AS_LABELS
-from ffcc.runtime.abi import LabelDatabase, read_label_db, write_label_db
+from ffcc.runtime.abi import INFEASIBLE, LabelDatabase, LabelRecord, read_label_db, write_label_db
 
 # The fake executor's program: byte b hits map index 1 + b % 60, in a 64-byte map whose
 # last 8 bytes are the label region; 0x37 hits index 56, label slot 0.
@@ -27,9 +27,8 @@ LABEL_AT_56 = LabelMap((LabelSite(4, "t.c", 9, "wm.ror.lt_le"),), 8)
 
 def test_a_database_record_names_its_label_and_edges_name_none(tmp_path) -> None:
     write_label_db(tmp_path / "p", LabelDatabase(64, [
-        {"id": 3, "slot": 12, "file": "/src/dir/temperature.c", "line": 15,
-         "operator": "wm.ror.ge_le"},
-        {"id": 4, "slot": 13, "pruned": "infeasible"}, {"id": 5, "slot": 14}]))
+        LabelRecord(3, 12, "/src/dir/temperature.c", line=15, operator="wm.ror.ge_le"),
+        LabelRecord(4, 13, pruned=INFEASIBLE), LabelRecord(5, 14)]))
     labels = LabelMap.load(tmp_path / "p")
     assert labels is not None and labels.label_ids == (*[-1] * 12, 3, -1, 5)
     assert labels.site_at(1024 - 64 + 12, 1024) == LabelSite(3, "temperature.c", 15,
@@ -74,7 +73,7 @@ def test_labels_found_counts_labels_only_crashes_light(tmp_path) -> None:
     binary = tmp_path / "build/crash_only"
     database = read_label_db(binary)
     assert database is not None
-    outside = [label for label in database.labels if label["line"] != CRASH_ONLY_LINE]
+    outside = [label for label in database.labels if label.line != CRASH_ONLY_LINE]
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "one").write_bytes(b"\x01\x05\x00")

@@ -22,7 +22,7 @@ from ffcc.fuzzer.reports.mutants import describe
 from ffcc.fuzzer.reports.replay import ReplayExecutor, Trace
 from ffcc.fuzzer.reports.report_summary import decision_table, operator_table
 from ffcc.fuzzer.reports.stryker import mutation_report
-from ffcc.runtime.abi import label_region_start, read_label_db
+from ffcc.runtime.abi import LabelRecord, label_region_start, read_label_db
 
 SCHEMA = Path(__file__).parent / "data" / "mutation-testing-report-schema.json"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -89,7 +89,7 @@ def branch_hits(info: str) -> dict[int, int]:
 def test_covered_labels_are_the_slots_afl_showmap_lights(campaign, report):
     database = read_label_db(campaign["binary"])
     assert database is not None
-    label_of_slot = {label["slot"]: label["id"] for label in database.labels}
+    label_of_slot = {label.slot: label.id for label in database.labels}
     expected: dict[int, int] = {}
     for case in saved_files(campaign["out"]):
         lit, map_size = showmap(campaign["binary"], case, campaign["tmp"])
@@ -100,8 +100,7 @@ def test_covered_labels_are_the_slots_afl_showmap_lights(campaign, report):
                 expected[label] = expected.get(label, 0) + 1
     hits = branch_hits((report["dir"] / "labels.info").read_text())
     assert {label: n for label, n in hits.items() if n} == expected
-    crash_only = next(label["id"] for label in database.labels
-                      if label["operator"] == "wm.ror.ge_gt")
+    crash_only = next(label.id for label in database.labels if label.operator == "wm.ror.ge_gt")
     assert expected.get(crash_only), "the crash's label must count"
 
 
@@ -290,23 +289,26 @@ def test_fuzzing_command_line_is_unchanged():
     assert done.returncode == 0 and "-i" in done.stdout and "Fuzz TARGET" in done.stdout
 
 
+def mutant(operator: str, original: str, predicate: str) -> LabelRecord:
+    return LabelRecord(0, 0, operator=operator, original=original, predicate=predicate)
+
+
 @pytest.mark.parametrize(("record", "replacement"), [
-    ({"operator": "wm.ror.lt_le", "original": "a - -b < c", "predicate": "x"}, "a - -b <= c"),
-    ({"operator": "wm.aor.sub_add", "original": "a - -b", "predicate": "x"}, "a + -b"),
-    ({"operator": "wm.aor.mul_div", "original": "f(a * b) * *p", "predicate": "x"}, "f(a * b) / *p"),
-    ({"operator": "wm.cor.and_lhs", "original": "p && (q || r)", "predicate": "x"}, "p"),
-    ({"operator": "wm.cor.or_rhs", "original": "a || b || c", "predicate": "x"}, None),
-    ({"operator": "wm.abs.neg", "original": "n + 1", "predicate": "(n) > 0"}, "-abs(n) + 1"),
-    ({"operator": "wm.abs.abs", "original": "d * 2.0", "predicate": "isless(d, 0)"}, "abs(d) * 2.0"),
+    (mutant("wm.ror.lt_le", "a - -b < c", "x"), "a - -b <= c"),
+    (mutant("wm.aor.sub_add", "a - -b", "x"), "a + -b"),
+    (mutant("wm.aor.mul_div", "f(a * b) * *p", "x"), "f(a * b) / *p"),
+    (mutant("wm.cor.and_lhs", "p && (q || r)", "x"), "p"),
+    (mutant("wm.cor.or_rhs", "a || b || c", "x"), None),
+    (mutant("wm.abs.neg", "n + 1", "(n) > 0"), "-abs(n) + 1"),
+    (mutant("wm.abs.abs", "d * 2.0", "isless(d, 0)"), "abs(d) * 2.0"),
 ])
 def test_mutated_text_is_rebuilt_from_the_record(record, replacement):
     assert describe(record).replacement == replacement
 
 
 def test_source_text_in_the_summary_is_not_markup():
-    records = [{"id": i, "slot": 12 + i, "file": "/src/a.c", "criterion": "mcc", "operator": "mcc",
-                "line": 3, "column": 7, "function": "f", "original": "a[i] && b[i]",
-                "predicate": "x"} for i in range(2)]
+    records = [LabelRecord(i, 12 + i, "/src/a.c", "mcc", "mcc", line=3, column=7, function="f",
+                           original="a[i] && b[i]", predicate="x") for i in range(2)]
     console = Console(record=True, width=120)
     console.print(decision_table([LabelResult(record, i, None, False)
                                   for i, record in enumerate(records)]))
@@ -316,14 +318,13 @@ def test_source_text_in_the_summary_is_not_markup():
 def test_a_label_shared_by_operators_counts_for_each():
     """An MCC combination that is also a COR mutant is one label, two objectives: the COR
     count, the weak-mutation score and the mutant list include it."""
-    shared = {"id": 4, "slot": 16, "file": "/src/a.c", "criterion": "mcc", "operator": "mcc",
-              "also": ["wm.cor.and_lhs"], "line": 3, "column": 7, "function": "f",
-              "original": "a && b", "predicate": "a && !b"}
+    shared = LabelRecord(4, 16, "/src/a.c", "mcc", "mcc", also=("wm.cor.and_lhs",), line=3,
+                         column=7, function="f", original="a && b", predicate="a && !b")
     labels = [LabelResult(shared, 1, None, True)]
     every = objectives(labels)
-    assert [(o.record["id"], o.record["criterion"], o.record["operator"]) for o in every] == \
-        [(4, "mcc", "mcc"), ("4:wm.cor.and_lhs", "wm", "wm.cor.and_lhs")]
-    assert all(o.covered for o in every) and "also" not in every[1].record
+    assert [(o.name, o.record.criterion, o.record.operator) for o in every] == \
+        [("4", "mcc", "mcc"), ("4:wm.cor.and_lhs", "wm", "wm.cor.and_lhs")]
+    assert all(o.covered for o in every) and every[1].record.also == ()
     console = Console(record=True, width=120)
     console.print(operator_table(labels))
     rows = [line.split("│") for line in console.export_text().splitlines() if "│" in line]
