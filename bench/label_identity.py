@@ -16,7 +16,6 @@ records and unit ids contain, are the same from run to run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.projects import CJSON, JQ, fresh_copy, run_step  # noqa: E402
-from ffcc.runtime.abi import DB_SUFFIX  # noqa: E402
+from ffcc.runtime.abi import DB_SUFFIX, read_label_db  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL_FLAGS = "--mcc --wm"
@@ -39,9 +38,11 @@ def unit_body(text: str) -> str:
 
 
 def label_records(db: Path) -> str:
-    """The label records of a database, one JSON line each; header records left out."""
-    records = [json.loads(line) for line in db.read_text().splitlines() if line.strip()]
-    return "".join(json.dumps(r, sort_keys=True) + "\n" for r in records if "slot" in r)
+    """The label records of a database, one JSON line each with its keys sorted; the header
+    record left out."""
+    database = read_label_db(str(db).removesuffix(DB_SUFFIX))
+    labels = database.labels if database is not None else []
+    return "".join(label.to_json(sort_keys=True) + "\n" for label in labels)
 
 
 def collect(kept: Path, tree: Path, out: Path) -> None:

@@ -227,11 +227,12 @@ class LabelRecord:
         """The label of one line of a label database (raises ValueError for bad JSON)."""
         return cls.from_dict(json.loads(line))
 
-    def to_json(self) -> str:
-        """The record's line, without its newline: the keys in field order, those that are
-        None or empty left out."""
+    def to_json(self, sort_keys: bool = False) -> str:
+        """The record's line, without its newline: the keys in field order (or sorted, for a
+        comparison that field order must not change), those that are None or empty left out."""
         return json.dumps({name: value for name in _FIELD_NAMES
-                           if (value := getattr(self, name)) is not None and value != ()})
+                           if (value := getattr(self, name)) is not None and value != ()},
+                          sort_keys=sort_keys)
 
 
 _FIELD_NAMES = tuple(field.name for field in fields(LabelRecord))
