@@ -11,8 +11,8 @@ from .operators import MCC, WM_GROUPS, Operator
 # The laundering of a value that only comparison groups read (rewrite.py ``__FFCC_COMPARE``,
 # opaque.launder): the driver defines it as nothing where it compiles a group as one asm
 # statement, whose operands the compiler cannot see through anyway, and as register_launder
-# where a group is its labels' own C statements.  Launders are not free: jq's builtin.c
-# labelled compiles 6% faster without its 422.
+# where a group is its labels' own C statements.  Launders are not free: each costs the
+# optimiser and register allocator more than its text (bench/RESULTS.md).
 COMPARED_LAUNDER = "__FFCC_LAUNDER_COMPARED"
 
 
@@ -23,8 +23,9 @@ def register_launder(name: str) -> str:
 
 
 # MCC's default bound (LabelOptions.mcc_max): only decisions with more than 2^6 combinations of
-# atom values that evaluation can reach are cut (none in jq, zlib or cJSON: 63 at most; gnulib's
-# uniwidth has 4095). With 8, gcc -O2 took five times as long on a 40-atom decision.
+# atom values that evaluation can reach are cut, which ordinary code's decisions stay below and
+# character tables' exceed; a larger window multiplies a huge decision's labels and its compile
+# time (bench/RESULTS.md, "MCC bound").
 MCC_MAX_DEFAULT = 6
 
 if TYPE_CHECKING:  # libclang-free at run time, so that estimate.py can take LabelOptions
