@@ -34,8 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench.projects import CJSON, JQ, fetch, fresh_copy, run_step  # noqa: E402
 from ffcc.instrument.plan import analysis_flags  # noqa: E402
-from ffcc.instrument.prune import FAST, GCCDIFF, analyse, default_jobs  # noqa: E402
-from ffcc.instrument.prune_compile import AnalysisCompiler  # noqa: E402
+from ffcc.instrument.prune.compile import AnalysisCompiler  # noqa: E402
+from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse, default_jobs  # noqa: E402
 from ffcc.instrument.toolchain import predefined_macros, select_backend  # noqa: E402
 from ffcc.rewriters.operators import WM_GROUPS  # noqa: E402
 

@@ -5,6 +5,6 @@
 ``plan`` turns it into backend commands (pure data), ``toolchain`` and
 ``runtime_cache`` find the compiler and build the C runtime, ``labels`` and
 ``label_db`` add labels (through ffcc.rewriters) and read the label database
-back from linked programs, ``project`` is the ``-o build/`` form, ``prune*``
-remove infeasible and trivial labels (``--prune``, prune.py).
+back from linked programs, ``project`` is the ``-o build/`` form, ``prune``
+removes infeasible and trivial labels (``--prune``) and rebuilds project builds with fewer.
 """

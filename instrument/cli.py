@@ -44,7 +44,7 @@ def label_builder(opts: FfccOptions, backend: Backend):
                                  macro_preprocessor=preprocessor)
     pruner = None
     if opts.prune:
-        from .prune import Pruner, default_jobs
+        from .prune.pruner import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
     retired = None
     if opts.retired:
@@ -67,7 +67,7 @@ def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
         + ([f"--retired={os.path.abspath(opts.retired)}"] if opts.retired else [])
     if not (fewer and not command.sources and len(command.linker_inputs) == 1):
         return None
-    from .prune_rebuild import build_record, rebuild_argv
+    from .prune.rebuild import build_record, rebuild_argv
     record = build_record(command.linker_inputs[0])
     if record is None:
         return None
@@ -127,7 +127,7 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
                if labelled and (command.c_sources or command.project_form) else None)
     if command.project_form:
         from .project import build_project
-        from .prune_rebuild import label_words
+        from .prune.rebuild import label_words
         program = build_project(command, backend, builder, opts.name, opts.verbose,
                                 label_words(opts))
         print(f"ffcc: built {program} ({backend.kind} backend)", file=sys.stderr)

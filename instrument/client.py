@@ -31,6 +31,7 @@ import stat
 import struct
 import sys
 import zlib
+from collections.abc import Iterator
 
 MAGIC = b"FFCS"
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
@@ -44,6 +45,15 @@ def socket_dir() -> str:
     return os.path.join(base, f"ffcc-{os.geteuid()}")
 
 
+def _sources(package: str) -> Iterator[os.DirEntry[str]]:
+    """The Python files of ``package`` and its sub-packages (instrument/prune/), by name."""
+    for entry in sorted(os.scandir(package), key=lambda e: e.name):
+        if entry.is_dir() and entry.name.isidentifier() and entry.name != "__pycache__":
+            yield from _sources(entry.path)
+        elif entry.name.endswith(".py"):
+            yield entry
+
+
 def socket_path() -> str:
     """Where this installation's server listens: a server runs the code of the rooms ffcc
     imports as it was when it started, so an edit to any of them means another server."""
@@ -51,10 +61,9 @@ def socket_path() -> str:
     identity = [os.path.realpath(sys.executable), sys.version]
     for package in (here, *(os.path.join(os.path.dirname(here), room)
                             for room in ("rewriters", "runtime"))):
-        for entry in sorted(os.scandir(package), key=lambda e: e.name):
-            if entry.name.endswith(".py"):
-                stat = entry.stat()
-                identity += [entry.path, str(stat.st_mtime_ns), str(stat.st_size)]
+        for entry in _sources(package):
+            info = entry.stat()
+            identity += [entry.path, str(info.st_mtime_ns), str(info.st_size)]
     # zlib, not hashlib: importing hashlib loads OpenSSL, a tenth of what this module may cost.
     data = "\0".join(identity).encode(errors="surrogateescape")
     return os.path.join(socket_dir(), f"server-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.sock")

@@ -329,7 +329,7 @@ def gate_count(records: list[dict]) -> int:
 
 def _label_macros(records: list[dict], group_form: str) -> str:
     """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
-    macros, so this holds at -O0 too; prune.py), and in a unit with one, a group of labels
+    macros, so this holds at -O0 too; prune/), and in a unit with one, a group of labels
     (``__FFCC_COMPARE``, ``__FFCC_COUNTS``) is its labels' own statements, else
     ``group_form``."""
     if not any(r.get("pruned") for r in records):
@@ -422,7 +422,7 @@ class LabelBuilder:
         self.gates = gates and branch_free  # --label-gates: retired sites skip their label code
         self.comparisons_logged = comparisons_logged  # --cmplog: label comparisons stay C
         self.labels_required = labels_required  # a unit that cannot have labels fails
-        self.pruner = pruner  # a prune.Pruner marks records "pruned" before the unit is written
+        self.pruner = pruner  # a prune.pruner.Pruner marks records "pruned" before the unit is written
         self.retired = retired or frozenset()  # (file, position): compiled to nothing (--retired)
         self.selection = selection
         self.macros = macros

@@ -349,7 +349,7 @@ def runtime_build(backend: Backend, arch_flags: tuple[str, ...], work: Path) -> 
 # ANALYSIS_FLAGS.  -fwrapv -fno-strict-aliasing -fno-delete-null-pointer-checks stop the
 # optimiser from deciding labels through the program's undefined behaviour (signed
 # overflow, aliasing, a dereference "proving" non-null): laundering guards against that in
-# the built binary, and analysis variants have their laundering removed (prune_variants.py).
+# the built binary, and analysis variants have their laundering removed (prune/variants.py).
 ANALYSIS_FLAGS = ("-O2", "-w", "-fwrapv", "-fno-strict-aliasing",
                   "-fno-delete-null-pointer-checks")
 _REPLACED_PREFIXES = ("-O", "-g", "-W", "-w", "-fsanitize", "-fno-sanitize", "-flto",

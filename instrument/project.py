@@ -5,7 +5,7 @@ build/<name>, whose label database is build/<name>.labels.jsonl;
 build/ffcc-build.json records how, for the steps that come later (pruning,
 fuzzing), and which sources were built without labels because their labelled
 code did not compile ("unlabelled", with the compiler's first error line); a
-pruned build also writes build/ffcc-prune.json (prune_report.py).
+pruned build also writes build/ffcc-prune.json (prune/report.py).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         builder.pruner.report.print()
         builder.pruner.report.write(out_dir, time.monotonic() - started)
     else:
-        from .prune_report import REPORT_NAME
+        from .prune.report import REPORT_NAME
         (out_dir / REPORT_NAME).unlink(missing_ok=True)  # it would describe another build
     write_atomic(out_dir / BUILD_RECORD, json.dumps({
         "program": program.name,

@@ -8,8 +8,8 @@ import shutil
 
 from helpers import REPO, ffcc, sample_sources
 
-from ffcc.instrument.prune import FAST, GCCDIFF, analyse
-from ffcc.instrument.prune_compile import AnalysisCompiler
+from ffcc.instrument.prune.compile import AnalysisCompiler
+from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse
 from ffcc.instrument.toolchain import predefined_macros
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.runtime.abi import read_label_db

@@ -12,10 +12,10 @@ import pytest
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.instrument.labels import preamble
 from ffcc.instrument.plan import analysis_flags
-from ffcc.instrument.prune import FAST, GCCDIFF, analyse
-from ffcc.instrument.prune_compile import AnalysisCompiler
-from ffcc.instrument.prune_report import PruneReport, UnitPruning
-from ffcc.instrument.prune_variants import LabelShapeError, check_label_uses, neutralise_laundering
+from ffcc.instrument.prune.compile import AnalysisCompiler
+from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse
+from ffcc.instrument.prune.report import PruneReport, UnitPruning
+from ffcc.instrument.prune.variants import LabelShapeError, check_label_uses, neutralise_laundering
 from ffcc.rewriters.opaque import copies, launder
 from ffcc.runtime.abi import LabelDatabase, write_label_db
 

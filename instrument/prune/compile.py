@@ -15,8 +15,8 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from .errors import FfccError
-from .plan import analysis_argv
+from ..errors import FfccError
+from ..plan import analysis_argv
 
 
 class AnalysisCompileError(FfccError):

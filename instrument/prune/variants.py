@@ -29,8 +29,8 @@ from __future__ import annotations
 import json
 import re
 
-from .errors import FfccError
-from .labels import GROUPS_AS_LABELS, NO_GATES
+from ..errors import FfccError
+from ..labels import GROUPS_AS_LABELS, NO_GATES
 
 INFEASIBLE = "infeasible"
 TRIVIAL = "trivial"

@@ -1,9 +1,9 @@
 """Pruning infeasible and trivial labels before a campaign (``ffcc --prune[=fast|gccdiff]``).
 
 The LabelBuilder (labels.py) hands every annotated unit to ``Pruner.mark`` before writing
-it; the pruner decides labels on analysis variants of the annotated text (prune_variants),
-with the fast method (prune_fast: one compile per unit) or the paper's gccdiff
-(prune_gccdiff: two compiles per label), and marks the unit's records with
+it; the pruner decides labels on analysis variants of the annotated text (variants.py),
+with the fast method (fast.py: one compile per unit) or the paper's gccdiff
+(gccdiff.py: two compiles per label), and marks the unit's records with
 ``"pruned": "infeasible" | "trivial"``.  The unit's preamble then defines those labels'
 bodies away, so the built program has no code for them, and the label database (read back
 from the program) says which labels were dropped and why; the fuzzer skips them.
@@ -20,12 +20,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .errors import FfccError
-from .prune_compile import AnalysisCompiler
-from .prune_fast import fast_verdicts
-from .prune_gccdiff import gccdiff_verdicts
-from .prune_report import PruneReport, UnitPruning
-from .prune_variants import check_label_uses, neutralise_laundering
+from ..errors import FfccError
+from .compile import AnalysisCompiler
+from .fast import fast_verdicts
+from .gccdiff import gccdiff_verdicts
+from .report import PruneReport, UnitPruning
+from .variants import check_label_uses, neutralise_laundering
 
 FAST, GCCDIFF = "fast", "gccdiff"
 

@@ -1,7 +1,7 @@
 """Fast pruning: all labels of a unit decided by one optimised compile.
 
 Each label's then-branch and else-branch get a distinct assembler comment (MARKER_MACRO in
-prune_variants.py); an ``asm volatile`` is never deleted from live code, so after -O2 a
+variants.py); an ``asm volatile`` is never deleted from live code, so after -O2 a
 missing marker means the optimiser proved that branch dead:
 
 * then-marker gone: the predicate is never true where the label is reached: infeasible;
@@ -19,8 +19,8 @@ unrelated code-generation change for a kept label.
 
 from __future__ import annotations
 
-from .prune_compile import AnalysisCompiler
-from .prune_variants import INFEASIBLE, MARKER_MACRO, TRIVIAL, surviving_markers, variant
+from .compile import AnalysisCompiler
+from .variants import INFEASIBLE, MARKER_MACRO, TRIVIAL, surviving_markers, variant
 
 
 def fast_verdicts(text: str, count: int, compiler: AnalysisCompiler) -> dict[int, str]:

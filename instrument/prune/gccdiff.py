@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from .prune_compile import AnalysisCompiler
-from .prune_variants import EMPTY_MACRO, INFEASIBLE, TRIVIAL, probe_macro, variant
+from .compile import AnalysisCompiler
+from .variants import EMPTY_MACRO, INFEASIBLE, TRIVIAL, probe_macro, variant
 
 
 def gccdiff_verdicts(text: str, indices: Iterable[int], compiler: AnalysisCompiler,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ffcc.runtime.abi import BUILD_RECORD
 
-from .errors import FfccError
-from .options import FfccOptions
+from ..errors import FfccError
+from ..options import FfccOptions
 
 
 def label_words(opts: FfccOptions) -> list[str]:

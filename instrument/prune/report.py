@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ffcc.runtime.files import write_atomic
 
-from .prune_variants import INFEASIBLE, TRIVIAL
+from .variants import INFEASIBLE, TRIVIAL
 
 REPORT_NAME = "ffcc-prune.json"
 
