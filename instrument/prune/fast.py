@@ -19,8 +19,10 @@ unrelated code-generation change for a kept label.
 
 from __future__ import annotations
 
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
+
 from .compile import AnalysisCompiler
-from .variants import INFEASIBLE, MARKER_MACRO, TRIVIAL, surviving_markers, variant
+from .variants import MARKER_MACRO, surviving_markers, variant
 
 
 def fast_verdicts(text: str, count: int, compiler: AnalysisCompiler) -> dict[int, str]:

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
+
 from .compile import AnalysisCompiler
-from .variants import EMPTY_MACRO, INFEASIBLE, TRIVIAL, probe_macro, variant
+from .variants import EMPTY_MACRO, probe_macro, variant
 
 
 def gccdiff_verdicts(text: str, indices: Iterable[int], compiler: AnalysisCompiler,

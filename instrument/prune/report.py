@@ -13,9 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 from ffcc.runtime.files import write_atomic
-
-from .variants import INFEASIBLE, TRIVIAL
 
 REPORT_NAME = "ffcc-prune.json"
 

@@ -32,9 +32,6 @@ import re
 from ..errors import FfccError
 from ..labels import GROUPS_AS_LABELS, NO_GATES
 
-INFEASIBLE = "infeasible"
-TRIVIAL = "trivial"
-
 # rewriters/opaque.launder: __asm__ volatile("" : "+r"(__ffcc_x)); or with "+m" operands; the
 # operand may be an element of a frame array (rewriters/frame.py: __ffcc_t0[3])
 _LAUNDER_OPERAND = r'"\+[rm]"\(__ffcc_\w+(?:\[\d+\])?\)'
