@@ -23,8 +23,8 @@ import traceback
 
 from .command_line import CompilerCommand
 from .errors import FfccError
+from .exiting import end_by_signal, flush_streams
 from .labels import LabelBuilder, LabelledUnit
-from .server import flush_streams
 
 
 def annotate_in_child(builder: LabelBuilder, command: CompilerCommand) -> list[LabelledUnit]:
@@ -74,9 +74,7 @@ def _child(builder: LabelBuilder, command: CompilerCommand, writer: int) -> None
     except FfccError as err:
         outcome = err
     except KeyboardInterrupt:
-        flush_streams()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
+        end_by_signal(signal.SIGINT)
         os._exit(1)
     except BaseException:  # noqa: BLE001  (as Python would report it, then a failed command)
         traceback.print_exc()

@@ -7,9 +7,10 @@ that takes over this process's stdin, stdout, stderr, working directory, environ
 and scheduling priority (a build run under ``nice`` stays niced, whoever started the server), so
 the command behaves as if run here. The installed ``ffcc`` is ffcc_client.c, which sends the
 same request without starting Python and runs this module whenever it cannot: the first
-command, one with the server off, one after ffcc changed. This module imports the standard
-library only, and of that the C modules under ``socket`` and ``signal`` (their Python wrappers
-import ``enum`` and ``selectors``: a third of this module's start-up).
+command, one with the server off, one after ffcc changed. This module (and exiting.py, which it
+shares with the server) imports the standard library only, and of that the C modules under
+``socket`` and ``signal`` (their Python wrappers import ``enum`` and ``selectors``: a third of
+this module's start-up).
 
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
 their modification times), so an upgraded or edited ffcc never meets an old server; this module
@@ -32,6 +33,8 @@ import struct
 import sys
 import zlib
 from collections.abc import Iterator
+
+from .exiting import end_by_signal
 
 MAGIC = b"FFCS"
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
@@ -137,19 +140,6 @@ def forward(argv: list[str], path: str) -> int | None:
               "command (FFCC_SERVER=0 runs without it)", file=sys.stderr)
         return 1
     return STATUS.unpack(reply)[0]
-
-
-def end_by_signal(signo: int) -> None:
-    """End this process by the signal that ended the command, so that make and shells report
-    it as they would without the server. SIGKILL and SIGSTOP keep their default action (setting
-    it fails); a signal whose default is to be ignored returns, and the caller exits."""
-    try:
-        _signal.signal(signo, _signal.SIG_DFL)
-    except (OSError, ValueError):
-        pass
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.kill(os.getpid(), signo)
 
 
 def start_server(path: str) -> None:

@@ -30,6 +30,7 @@ import time
 import traceback
 
 from .client import MAGIC, STATUS, receive_exact, socket_path
+from .exiting import end_by_signal, flush_streams
 
 HEADER = struct.Struct("<4sI")
 DEFAULT_IDLE_SECONDS = 300.0
@@ -144,9 +145,7 @@ def work(request: tuple, fds: list[int]) -> None:
         else:
             print(done.code, file=sys.stderr)
     except KeyboardInterrupt:
-        flush_streams()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
+        end_by_signal(signal.SIGINT)
     except BaseException:  # noqa: BLE001  (report it where the user looks, as Python would)
         traceback.print_exc()
     flush_streams()
@@ -161,16 +160,6 @@ def take_niceness(niceness: int) -> None:
         os.setpriority(os.PRIO_PROCESS, 0, niceness)
     except OSError:
         pass
-
-
-def flush_streams() -> None:
-    """Flush the standard streams, whatever state they are in: a forked copy must not write
-    its parent's buffered output a second time, nor lose its own at os._exit."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
 
 
 def supervise(worker: int, conn: socket.socket) -> int:
