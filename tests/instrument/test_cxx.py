@@ -19,10 +19,9 @@ from ffcc.instrument.errors import FfccError
 from ffcc.instrument.options import parse_options
 from ffcc.instrument.plan import link_argv, runtime_build
 from ffcc.instrument.toolchain import (
-    CLANG,
     CXX_DRIVER,
-    GCC,
     Backend,
+    BackendKind,
     driver_of,
     partner_name,
     select_backend,
@@ -137,7 +136,7 @@ def test_c_objects_link_into_a_cxx_program_that_behaves_as_gnus(tmp_path, backen
     if labels == "labelled":  # lib.c's labels, in the database ffcc++'s link wrote
         database = read_label_db(program)
         assert database is not None
-        assert {Path(label["file"]).name for label in database.labels} == {"lib.c"}
+        assert {Path(label.file).name for label in database.labels} == {"lib.c"}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -263,7 +262,7 @@ def test_compilers_pair_by_name(c_name, cxx_name):
 def test_cxx_backend_is_the_c_compilers_partner_and_keeps_it_for_the_runtime(tmp_path):
     c_backend = select_backend("clang")
     backend = select_backend("clang", cxx=True)
-    assert (backend.path, backend.kind) == (shutil.which("clang++"), CLANG)
+    assert (backend.path, backend.kind) == (shutil.which("clang++"), BackendKind.CLANG)
     assert backend.c_compiler == c_backend.path == c_backend.c_compiler
     if c_backend.linker is not None:  # plain links go through g++ beside clang++
         assert backend.linker == os.path.join(os.path.dirname(c_backend.linker), "g++")
@@ -280,10 +279,10 @@ def test_cxx_compiler_asked_for_is_named_in_the_error():
 
 
 def test_plain_cxx_links_go_through_the_g_plus_plus_beside_clang_plus_plus():
-    backend = Backend("/usr/bin/clang++", CLANG, linker="/usr/bin/g++", c_path="/usr/bin/clang")
+    backend = Backend("/usr/bin/clang++", BackendKind.CLANG, linker="/usr/bin/g++", c_path="/usr/bin/clang")
     assert link_argv(backend, ["-O2", "a.o", "-o", "prog"]) == ["/usr/bin/g++", "a.o", "-o", "prog"]
     assert link_argv(backend, ["-stdlib=libc++", "a.o"])[0] == "/usr/bin/clang++"
-    assert Backend("/usr/bin/g++", GCC).c_compiler == "/usr/bin/g++"
+    assert Backend("/usr/bin/g++", BackendKind.GCC).c_compiler == "/usr/bin/g++"
 
 
 def test_options_pick_the_cxx_compiler():

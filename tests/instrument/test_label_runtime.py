@@ -15,13 +15,13 @@ from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
 from ffcc.instrument.toolchain import select_backend
-from ffcc.runtime.abi import label_region_start, read_label_db
+from ffcc.runtime.abi import LabelRecord, label_region_start, read_label_db
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
 READINGS = {20: b"T\x01\x14\x00", 50: b"T\x01\x32\x00", 75: b"T\x01\x4b\x00"}
 
 
-def load_db(program: Path) -> list[dict]:
+def load_db(program: Path) -> list[LabelRecord]:
     return read_label_db(program).labels
 
 
@@ -32,7 +32,7 @@ def label_hits(program: Path, data: bytes, tmp_path: Path) -> set[int]:
     case.write_bytes(data)
     size, run = run_once([str(program), str(case)])
     start = label_region_start(size, database.label_region)
-    return {l["slot"] for l in database.labels if run.map[start + l["slot"]]}
+    return {l.slot for l in database.labels if run.map[start + l.slot]}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -42,13 +42,13 @@ def test_kill_label_for_the_off_by_one_fires_only_at_50(backend, opt, tmp_path):
          *sample_sources("temperature"), cwd=REPO)
     program = tmp_path / "b" / "temperature"
     labels = load_db(program)
-    assert [l["id"] for l in labels] == list(range(len(labels)))
-    assert len({l["slot"] for l in labels}) == len(labels), "one slot per label"
-    (kill,) = [l for l in labels if l["operator"] == "wm.ror.ge_gt"]
-    assert kill["function"] == "fan_speed_for" and kill["line"] == 15
+    assert [l.id for l in labels] == list(range(len(labels)))
+    assert len({l.slot for l in labels}) == len(labels), "one slot per label"
+    (kill,) = [l for l in labels if l.operator == "wm.ror.ge_gt"]
+    assert kill.function == "fan_speed_for" and kill.line == 15
     hits = {t: label_hits(program, data, tmp_path) for t, data in READINGS.items()}
-    assert kill["slot"] in hits[50]
-    assert kill["slot"] not in hits[20] | hits[75]
+    assert kill.slot in hits[50]
+    assert kill.slot not in hits[20] | hits[75]
     assert hits[20] != hits[75], "different temperatures, different labels"
 
 
@@ -76,9 +76,9 @@ def test_drop_in_build_with_archive_and_dependency_files(tmp_path):
     if linker is not None:
         assert link.stderr.startswith(f"ffcc: {linker} main.o libutil.a -o prog "), link.stderr
     labels = load_db(tmp_path / "prog")
-    assert {Path(l["file"]).name for l in labels} == {"util.c", "main.c"}
-    assert {l["criterion"] for l in labels} == {"mcc", "wm"}
-    assert all(l["operator"].startswith(("mcc", "wm.ror", "wm.cor")) for l in labels)
+    assert {Path(l.file).name for l in labels} == {"util.c", "main.c"}
+    assert {l.criterion for l in labels} == {"mcc", "wm"}
+    assert all(l.operator.startswith(("mcc", "wm.ror", "wm.cor")) for l in labels)
     out = subprocess.run([str(tmp_path / "prog"), "42"], capture_output=True, text=True)
     assert out.stdout == "even\n10\n"
 
@@ -120,7 +120,7 @@ def test_in_macros_labels_what_a_macro_expands_to(backend, tmp_path):
         outputs.append([subprocess.run([str(build / "prog"), path], capture_output=True).stdout
                         for path in values.values()])
     assert outputs[0] == outputs[1] and outputs[0][1] == b"1 prog.c\n"
-    assert {(l["line"], l["column"], l["original"]) for l in dbs[1]} == {
+    assert {(l.line, l.column, l.original) for l in dbs[1]} == {
         (6, 21, "((v) >= 10 && (v) < 20)")}
     assert len(dbs[1]) == 3  # one per combination evaluation reaches: v < 20 only if v >= 10
     hits = [label_hits(tmp_path / "in" / "prog", v, tmp_path) for v in (b"5", b"15", b"25")]

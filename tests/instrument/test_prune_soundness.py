@@ -14,18 +14,19 @@ import json
 import os
 import shutil
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from forkserver_client import ForkServer, hello_map_size
 from helpers import REPO, SAMPLE_NAMES, ffcc, run_program, sample_inputs, sample_sources
 
-from ffcc.runtime.abi import label_region_start, read_label_db
+from ffcc.runtime.abi import LabelRecord, label_region_start, read_label_db
 
 LABELS = ("--mcc", "--wm", "-O2")
 
 
-def load_db(program: Path) -> list[dict]:
+def load_db(program: Path) -> list[LabelRecord]:
     return read_label_db(program).labels
 
 
@@ -42,18 +43,18 @@ def covered_per_input(program: Path, inputs: list[tuple[str, bytes]], tmp_path: 
         for name, data in inputs:
             case.write_bytes(data)
             run = server.run(kill_after=1.0 if "hang" in name else None)
-            covered[name] = {l["id"] for l in labels if run.map[start + l["slot"]]}
+            covered[name] = {l.id for l in labels if run.map[start + l.slot]}
     finally:
         server.close()
     return covered
 
 
-def assert_sound(pruned_db: list[dict], covered: dict[str, set[int]]) -> None:
-    site_of = {l["id"]: (l["file"], l["line"], l["column"], l["original"]) for l in pruned_db}
+def assert_sound(pruned_db: list[LabelRecord], covered: dict[str, set[int]]) -> None:
+    site_of = {l.id: (l.file, l.line, l.column, l.original) for l in pruned_db}
     site_labels = defaultdict(set)
     for label_id, site in site_of.items():
         site_labels[site].add(label_id)
-    verdict = {l["id"]: l.get("pruned") for l in pruned_db}
+    verdict = {l.id: l.pruned for l in pruned_db}
     wrong = []
     for name, hits in covered.items():
         for label_id in hits:
@@ -75,8 +76,8 @@ def build_pair(sources: list[str], tmp_path: Path, cwd: Path, *extra: str,
     return tmp_path / "full", tmp_path / "pruned"
 
 
-def same_labels(full: list[dict], pruned: list[dict]) -> None:
-    strip = lambda db: [{k: v for k, v in l.items() if k != "pruned"} for l in db]  # noqa: E731
+def same_labels(full: list[LabelRecord], pruned: list[LabelRecord]) -> None:
+    strip = lambda db: [replace(l, pruned=None) for l in db]  # noqa: E731
     assert strip(full) == strip(pruned), "re-building for pruning keeps ids and slots"
 
 
@@ -89,7 +90,7 @@ def test_samples_pruning_is_sound_and_pruned_build_behaves_the_same(sample, meth
     same_labels(full_db, pruned_db)
     report = json.loads((pruned / "ffcc-prune.json").read_text())
     assert sum(t["before"] - t["after"] for t in report["totals"].values()) == \
-        sum(1 for l in pruned_db if l.get("pruned"))
+        sum(1 for l in pruned_db if l.pruned)
     inputs = [(p.name, p.read_bytes()) for p in sample_inputs(sample)]
     assert_sound(pruned_db, covered_per_input(full / sample, inputs, tmp_path))
     for path in sample_inputs(sample):
@@ -126,5 +127,5 @@ def test_cjson_pruning_is_sound(tmp_path):
                               "--name=reader")
     full_db, pruned_db = load_db(full / "reader"), load_db(pruned / "reader")
     same_labels(full_db, pruned_db)
-    assert sum(1 for l in pruned_db if l.get("pruned")) > 20
+    assert sum(1 for l in pruned_db if l.pruned) > 20
     assert_sound(pruned_db, covered_per_input(full / "reader", cjson_inputs(tree), tmp_path))

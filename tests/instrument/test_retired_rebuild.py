@@ -19,16 +19,16 @@ def test_a_rebuild_compiles_out_exactly_the_listed_labels(tmp_path, gates) -> No
          cwd=REPO)
     full = read_label_db(tmp_path / "build/boundaries")
     assert full is not None
-    listed = {label["id"]: label["id"] % 3 == 0 for label in full.labels if label["id"] % 2}
+    listed = {label.id: label.id % 3 == 0 for label in full.labels if label.id % 2}
     (tmp_path / "lean").mkdir()
     shutil.copyfile(tmp_path / "build/ffcc-build.json", tmp_path / "lean/ffcc-build.json")
     write_retired(tmp_path / "retired.jsonl", full.labels, listed)
     ffcc("--retired=retired.jsonl", "lean/", cwd=tmp_path)
     lean = read_label_db(tmp_path / "lean/boundaries")
     assert lean is not None
-    assert [[label.get(k) for k in KEY] for label in lean.labels] \
-        == [[label.get(k) for k in KEY] for label in full.labels]
-    assert {label["id"] for label in lean.labels if label.get("pruned") == RETIRED} == set(listed)
+    assert [[getattr(label, k) for k in KEY] for label in lean.labels] \
+        == [[getattr(label, k) for k in KEY] for label in full.labels]
+    assert {label.id for label in lean.labels if label.pruned == RETIRED} == set(listed)
     assert (tmp_path / "lean/boundaries").stat().st_size \
         < (tmp_path / "build/boundaries").stat().st_size, "their code is gone"
 

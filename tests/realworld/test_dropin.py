@@ -43,8 +43,8 @@ def test_zlib_labelled_inside_its_macros_passes_make_test(tmp_path):
     tree, log = build_with_ffcc(ZLIB, tmp_path, {"FFCC_FLAGS": "--mcc --wm --in-macros"})
     assert "*** zlib test OK ***" in log and "*** zlib shared test OK ***" in log
     labels = read_label_db(tree / "example").labels
-    in_needbits = [l for l in labels if Path(l["file"]).name == "inflate.c"
-                   and l["original"].startswith("bits < (unsigned)(")]
+    in_needbits = [l for l in labels if Path(l.file).name == "inflate.c"
+                   and l.original.startswith("bits < (unsigned)(")]
     assert len(in_needbits) > 50
 
 

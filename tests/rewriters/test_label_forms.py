@@ -48,8 +48,8 @@ def label_counts(program: Path, inputs: list[Path], retire: dict[int, int] | Non
         for path in inputs:
             case.write_bytes(path.read_bytes())
             trace = server.run().map
-            counts.append({label["id"]: trace[start + label["slot"]] for label in database.labels
-                           if trace[start + label["slot"]]})
+            counts.append({label.id: trace[start + label.slot] for label in database.labels
+                           if trace[start + label.slot]})
         return counts
     finally:
         server.close()
@@ -96,7 +96,7 @@ def test_labels_light_exactly_their_slots(cc, level, expected, tmp_path):
 def test_a_retired_label_is_no_longer_written(expected, tmp_path):
     inputs, counts = expected
     program = build_sample(tmp_path, COMPILERS[-1], "-O2")
-    slots = {label["id"]: label["slot"] for label in read_label_db(program).labels}
+    slots = {label.id: label.slot for label in read_label_db(program).labels}
     lit = sorted(set().union(*counts))
     retired = set(lit[::2])
     got = label_counts(program, inputs, {slots[label]: 1 for label in retired})
