@@ -28,7 +28,7 @@ from pathlib import Path
 from ffcc import runtime
 
 from .command_line import JOINABLE, SEPARATE_VALUE, CompilerCommand, Mode
-from .toolchain import CLANG, CMPLOG_ROUTINES, FFCC_MACRO, GCC, Backend, predefined_macros
+from .toolchain import CMPLOG_ROUTINES, FFCC_MACRO, Backend, BackendKind, predefined_macros
 
 # Hooks an executable exports so that ffcc-built shared objects it loads use
 # its map rather than their own no-op stubs, and place their labels in it (and, with
@@ -114,7 +114,7 @@ def sanitizer_runtime_flags(command: CompilerCommand, backend: Backend) -> list[
     program died of the signal.  ffcc's own runtime has the coverage hooks, so a compile-and-
     link command without a sanitizer of the user's links none."""
     asks_for_sanitizer = any(arg.startswith("-fsanitize=") for arg in command.args)
-    if backend.kind == CLANG and command.mode is Mode.LINK and not asks_for_sanitizer:
+    if backend.kind is BackendKind.CLANG and command.mode is Mode.LINK and not asks_for_sanitizer:
         return ["-fno-sanitize-link-runtime"]
     return []
 
@@ -142,7 +142,7 @@ def plan_compile(command: CompilerCommand, backend: Backend, rt: RuntimeFiles | 
 def labelled_compile_flags(command: CompilerCommand, backend: Backend,
                            labelled: bool) -> tuple[str, ...]:
     """Flags of compiles with labels: gcc's garbage collected sooner (LABELLED_GCC_MEMORY)."""
-    if labelled and backend.kind == GCC and command.sources:
+    if labelled and backend.kind is BackendKind.GCC and command.sources:
         return LABELLED_GCC_MEMORY
     return ()
 
@@ -301,7 +301,7 @@ def project_link(command: CompilerCommand, backend: Backend, objects: Sequence[P
 # (tests/instrument/test_runtime_warnings.py keeps the sources clean under -Werror).
 RUNTIME_CFLAGS = ("-std=gnu11", "-O2", "-fPIC", "-g0", "-w")
 # gcc has no trace-pc-guard: its runtime hashes block offsets into edge ids.
-RUNTIME_EDGE_FLAGS = {GCC: ("-DFFCC_EDGE_HASHED",)}
+RUNTIME_EDGE_FLAGS = {BackendKind.GCC: ("-DFFCC_EDGE_HASHED",)}
 
 
 @dataclass(frozen=True)

@@ -21,18 +21,31 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from ffcc.runtime.abi import MAX_INPUT, NAMES
 
 from .errors import FfccError
 
-CLANG, GCC, FOREIGN = "clang", "gcc", "foreign"
+
+class BackendKind(str, Enum):
+    """What kind of compiler a backend is, which decides how it instruments edges.  The value
+    is what ffcc writes (``--version``, the project build record, the runtime cache's key), so
+    a kind is also the string it names."""
+
+    CLANG = "clang"
+    GCC = "gcc"
+    FOREIGN = "foreign"  # instruments on its own (AFL++'s afl-clang-fast): ffcc adds labels only
+
+    def __str__(self) -> str:
+        return self.value  # f-strings too: Enum's own str() is "BackendKind.CLANG"
+
 
 COVERAGE_FLAGS = {
-    CLANG: ("-fsanitize-coverage=trace-pc-guard",),
-    GCC: ("-fsanitize-coverage=trace-pc",),
-    FOREIGN: (),
+    BackendKind.CLANG: ("-fsanitize-coverage=trace-pc-guard",),
+    BackendKind.GCC: ("-fsanitize-coverage=trace-pc",),
+    BackendKind.FOREIGN: (),
 }
 
 # Routines whose operands a --cmplog binary logs (runtime/ffcc_cmplog.c wraps each).
@@ -56,7 +69,7 @@ class Backend:
     """A real compiler: where it is and what kind it is."""
 
     path: str
-    kind: str
+    kind: BackendKind
     cmplog: bool = False  # ffcc --cmplog: comparisons logged too
     linker: str | None = None  # the gcc (g++) that may run clang's plain links (plan.link_argv)
     c_path: str | None = None  # ffcc++: the C compiler of path's pair
@@ -67,7 +80,7 @@ class Backend:
 
     @property
     def links_ffcc_runtime(self) -> bool:
-        return self.kind != FOREIGN
+        return self.kind is not BackendKind.FOREIGN
 
     @property
     def cxx(self) -> bool:
@@ -81,21 +94,21 @@ class Backend:
         return self.c_path or self.path
 
 
-def _kind_of(path: str) -> str:
+def _kind_of(path: str) -> BackendKind:
     name = Path(path).name
     if name.startswith("afl-"):
-        return FOREIGN
+        return BackendKind.FOREIGN
     if "clang" in name:
-        return CLANG
+        return BackendKind.CLANG
     if "gcc" in name or "g++" in name:
-        return GCC
+        return BackendKind.GCC
     import subprocess  # only for compilers whose name does not tell
     try:
         banner = subprocess.run([path, "--version"], capture_output=True, text=True,
                                 timeout=30).stdout
     except (OSError, subprocess.TimeoutExpired):
         banner = ""
-    return CLANG if "clang" in banner else GCC
+    return BackendKind.CLANG if "clang" in banner else BackendKind.GCC
 
 
 # Compilers are installed in pairs, named alike: (C word, C++ word) of their names, as in
@@ -184,7 +197,7 @@ def select_backend(requested: str | None, cmplog: bool = False, cxx: bool = Fals
     path, c_path = _cxx_compiler(requested, requested_cxx) if cxx else (_c_compiler(requested), None)
     kind = _kind_of(path)
     backend = Backend(path=path, kind=kind, cmplog=cmplog, c_path=c_path,
-                      linker=_gcc_beside(path) if kind == CLANG else None)
+                      linker=_gcc_beside(path) if kind is BackendKind.CLANG else None)
     if cmplog and not backend.links_ffcc_runtime:
         raise FfccError(f"ffcc: error: --cmplog needs ffcc's runtime; {path} brings "
                         "its own (build with AFL_LLVM_CMPLOG=1 instead)", 2)

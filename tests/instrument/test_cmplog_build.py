@@ -18,7 +18,7 @@ from ffcc.fuzzer.engine.cmplog import ENV_CMPLOG, CmplogSegment
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.errors import FfccError
 from ffcc.instrument.plan import RuntimeFiles, link_additions, plan_compile
-from ffcc.instrument.toolchain import CLANG, FOREIGN, Backend, select_backend
+from ffcc.instrument.toolchain import Backend, BackendKind, select_backend
 from ffcc.runtime.abi import CMPLOG_INT, CMPLOG_RTN, CmpRecord
 
 COMPILERS = [pytest.param(cc, marks=pytest.mark.skipif(not have(cc), reason=f"no {cc}"))
@@ -162,7 +162,7 @@ def test_label_predicates_are_logged_too(tmp_path):
 
 def test_plan_wraps_routines_and_adds_trace_cmp():
     rt = RuntimeFiles.in_dir(Path("/rt"))
-    backend = Backend("/usr/bin/clang", CLANG, cmplog=True)
+    backend = Backend("/usr/bin/clang", BackendKind.CLANG, cmplog=True)
     compile_argv = plan_compile(parse_command(["-c", "a.c"]), backend, None)
     assert "-fsanitize-coverage=trace-cmp" in compile_argv
     assert "-fno-builtin-strcmp" in compile_argv
@@ -179,6 +179,6 @@ def test_cmplog_refuses_a_foreign_compiler(tmp_path, monkeypatch):
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    assert select_backend("afl-clang-fast").kind == FOREIGN
+    assert select_backend("afl-clang-fast").kind == BackendKind.FOREIGN
     with pytest.raises(FfccError, match="AFL_LLVM_CMPLOG"):
         select_backend("afl-clang-fast", cmplog=True)

@@ -23,11 +23,11 @@ from ffcc.instrument.plan import (
     runtime_build,
     sanitizer_runtime_flags,
 )
-from ffcc.instrument.toolchain import CLANG, FOREIGN, GCC, Backend
+from ffcc.instrument.toolchain import Backend, BackendKind
 
 RT = RuntimeFiles(core=Path("/rt/ffcc_rt.o"), shared_stub=Path("/rt/stub.o"),
                   fuzzer_main=Path("/rt/libmain.a"), cmplog=Path("/rt/cmplog.o"))
-CLANG_BE = Backend("/usr/bin/clang", CLANG)
+CLANG_BE = Backend("/usr/bin/clang", BackendKind.CLANG)
 
 
 def plan(argv, backend=CLANG_BE):
@@ -43,12 +43,12 @@ def test_compile_gets_macros_and_coverage_but_no_runtime():
 
 
 def test_gcc_uses_trace_pc():
-    argv = plan(["-c", "a.c"], Backend("/usr/bin/gcc", GCC))
+    argv = plan(["-c", "a.c"], Backend("/usr/bin/gcc", BackendKind.GCC))
     assert "-fsanitize-coverage=trace-pc" in argv
 
 
 def test_labelled_gcc_compiles_collect_garbage_sooner():
-    gcc = Backend("/usr/bin/gcc", GCC)
+    gcc = Backend("/usr/bin/gcc", BackendKind.GCC)
     cmd = parse_command(["-O2", "-c", "a.c"])
     labelled = plan_compile(cmd, gcc, None, labelled=True)
     assert labelled == [*plan_compile(cmd, gcc, None)[:-3], *LABELLED_GCC_MEMORY, "-O2", "-c", "a.c"]
@@ -85,7 +85,7 @@ def test_preprocessing_sees_macros_without_coverage():
 
 
 def test_foreign_backend_adds_no_runtime():
-    afl = Backend("/usr/bin/afl-clang-fast", FOREIGN)
+    afl = Backend("/usr/bin/afl-clang-fast", BackendKind.FOREIGN)
     argv = plan(["a.c", "-o", "prog"], afl)
     assert not needs_runtime(parse_command(["a.c"]), afl)
     assert not any("fsanitize-coverage" in a for a in argv)
@@ -124,7 +124,7 @@ def test_project_compiles_each_source_and_links_the_runtime():
 
 def test_runtime_build_compiles_merges_and_archives():
     work = Path("/cache/w")
-    build = runtime_build(Backend("/usr/bin/gcc", GCC), ("-m32",), work)
+    build = runtime_build(Backend("/usr/bin/gcc", BackendKind.GCC), ("-m32",), work)
     flags = ["-std=gnu11", "-O2", "-fPIC", "-g0", "-w"]
     include = ["-I", str(runtime.RUNTIME_DIR)]
     assert build.compiles == (
@@ -169,7 +169,7 @@ def test_macro_expansion_preprocesses_the_marked_copy_to_stdout():
         "-o", "-"]
 
 
-CLANG_WITH_GCC = Backend("/usr/bin/clang", CLANG, linker="/usr/bin/gcc")
+CLANG_WITH_GCC = Backend("/usr/bin/clang", BackendKind.CLANG, linker="/usr/bin/gcc")
 
 
 def test_plain_links_go_through_gcc_without_compile_only_options():
@@ -200,9 +200,9 @@ def test_links_that_ask_clang_for_something_keep_its_driver():
     (["-c", "x.c", "-o", "x.o"], []),
 ])
 def test_clang_links_a_sanitizer_runtime_only_when_asked(args, expected):
-    clang = Backend(path="/usr/bin/clang", kind=CLANG)
+    clang = Backend(path="/usr/bin/clang", kind=BackendKind.CLANG)
     assert sanitizer_runtime_flags(parse_command(args), clang) == expected
-    gcc = Backend(path="/usr/bin/gcc", kind=GCC)
+    gcc = Backend(path="/usr/bin/gcc", kind=BackendKind.GCC)
     assert sanitizer_runtime_flags(parse_command(args), gcc) == []
 
 

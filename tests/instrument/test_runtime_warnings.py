@@ -13,13 +13,13 @@ import pytest
 
 from ffcc import runtime
 from ffcc.instrument.plan import RUNTIME_EDGE_FLAGS
-from ffcc.instrument.toolchain import GCC
+from ffcc.instrument.toolchain import BackendKind
 
 STRICT = ("-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC")
 SOURCES = sorted(runtime.RUNTIME_DIR.glob("*.c"))
 
 
-@pytest.mark.parametrize("edge_flags", [(), RUNTIME_EDGE_FLAGS[GCC]], ids=["guard", "hashed"])
+@pytest.mark.parametrize("edge_flags", [(), RUNTIME_EDGE_FLAGS[BackendKind.GCC]], ids=["guard", "hashed"])
 @pytest.mark.parametrize("compiler", ["gcc", "clang"])
 def test_runtime_is_clean_under_werror(compiler, edge_flags, tmp_path):
     path = shutil.which(compiler)
