@@ -121,14 +121,13 @@ def label_counts(tree: Path) -> Counter:
     for db in tree.rglob(f"*{DB_SUFFIX}"):
         database = read_label_db(str(db).removesuffix(DB_SUFFIX))
         for label in database.labels if database else ():
-            key = (label["file"], label["line"], label["column"], label["operator"],
-                   label["predicate"])
+            key = (label.file, label.line, label.column, label.operator, label.predicate)
             if key in seen:
                 continue
             seen.add(key)
-            counts[label["criterion"]] += 1
-            if label["criterion"] == "wm":
-                counts[label["operator"].split(".")[1].upper()] += 1
+            counts[label.criterion] += 1
+            if label.criterion == "wm":
+                counts[label.operator.split(".")[1].upper()] += 1
     return counts
 
 

@@ -154,9 +154,9 @@ def label_counts(tree: Path) -> dict[str, int]:
         seen.add(key)
         for label in read_program_labels(str(obj)).labels:
             counts["total"] += 1
-            counts[label["criterion"]] += 1
-            for operator in (label["operator"], *label.get("also", ())):
-                if operator != label["criterion"]:
+            counts[label.criterion] += 1
+            for operator in (label.operator, *label.also):
+                if operator != label.criterion:
                     counts[operator] += 1
     return dict(sorted(counts.items()))
 

@@ -153,7 +153,7 @@ def coverage(binary: Path, queue: list[bytes]) -> Coverage:
     if len(retirement.gate_slots):
         ceiling = Retirement(labels)
         ceiling.retire_covered(np.zeros_like(virgin))
-    pruned = len([label for label in database.labels if label.get("pruned")])
+    pruned = len([label for label in database.labels if label.pruned])
     return Coverage(retirement, ceiling, labels.count, pruned, int(retirement.retired.sum()),
                     len(retirement.gate_slots), int(retirement.closed.sum()))
 
