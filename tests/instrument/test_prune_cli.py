@@ -12,7 +12,7 @@ from ffcc.instrument.prune.compile import AnalysisCompiler
 from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse
 from ffcc.instrument.toolchain import predefined_macros
 from ffcc.rewriters import LabelOptions, annotate
-from ffcc.runtime.abi import read_label_db
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL, read_label_db
 
 PROGRAM = """#include <stdio.h>
 int main(int argc, char **argv) {
@@ -28,8 +28,8 @@ def test_project_build_with_gccdiff_writes_report_and_database(tmp_path):
     done = ffcc("--mcc", "--wm=ROR", "--prune=gccdiff", "-o", "b/", "p.c", cwd=tmp_path)
     assert "ffcc: pruning (gccdiff)" in done.stderr
     db = read_label_db(tmp_path / "b/p").labels
-    assert {l["pruned"] for l in db if "pruned" in l} <= {"infeasible", "trivial"}
-    assert any(l.get("pruned") == "infeasible" for l in db), "n*0u != 0u is never true"
+    assert {l.pruned for l in db if l.pruned} <= {INFEASIBLE, TRIVIAL}
+    assert any(l.pruned == INFEASIBLE for l in db), "n*0u != 0u is never true"
     report = json.loads((tmp_path / "b/ffcc-prune.json").read_text())
     assert report["method"] == GCCDIFF and report["files"][0]["compiles"] > len(db)
     record = json.loads((tmp_path / "b/ffcc-build.json").read_text())

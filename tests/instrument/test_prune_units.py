@@ -17,7 +17,7 @@ from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse
 from ffcc.instrument.prune.report import PruneReport, UnitPruning
 from ffcc.instrument.prune.variants import LabelShapeError, check_label_uses, neutralise_laundering
 from ffcc.rewriters.opaque import copies, launder
-from ffcc.runtime.abi import LabelDatabase, write_label_db
+from ffcc.runtime.abi import TRIVIAL, LabelDatabase, LabelRecord, write_label_db
 
 COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 
@@ -89,7 +89,7 @@ def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
         assert "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)" in preamble(7, "u.c", records[:1],
                                                                           branch_free)
     write_label_db(tmp_path / "prog", LabelDatabase(128, [
-        {"id": 0, "slot": 12}, {"id": 1, "slot": 13}, {"id": 2, "slot": 90, "pruned": "trivial"}]))
+        LabelRecord(0, 12), LabelRecord(1, 13), LabelRecord(2, 90, pruned=TRIVIAL)]))
     labels = LabelMap.load(tmp_path / "prog")
     assert labels.count == 2, "pruned labels are not goals"
     assert labels.label_ids[90] == -1 and labels.region_size == 128, "but keep their slots"
