@@ -60,7 +60,7 @@ def check_rebuildable(binary: Path) -> None:
 def labels_to_drop(database: LabelDatabase, retired: set[int], covered: set[int]) -> dict[int, bool]:
     """What a lean rebuild compiles out, label id -> whether it was covered: the retired
     labels and the pruned ones (which a rebuild without ``--prune`` would bring back)."""
-    drop = {label["id"]: False for label in database.labels if label.get("pruned")}
+    drop = {label.id: False for label in database.labels if label.pruned}
     drop.update({label: label in covered for label in retired})
     return drop
 
@@ -80,9 +80,9 @@ def mismatch(full: LabelDatabase, lean: LabelDatabase | None, expected: set[int]
     if lean is None or len(lean.labels) != len(full.labels):
         return "its labels are not the full build's"
     for mine, theirs in zip(full.labels, lean.labels, strict=True):
-        if any(mine.get(key) != theirs.get(key) for key in IDENTITY):
-            return f"label {mine['id']} differs from the full build's"
-    compiled_out = {label["id"] for label in lean.labels if label.get("pruned") == RETIRED}
+        if any(getattr(mine, key) != getattr(theirs, key) for key in IDENTITY):
+            return f"label {mine.id} differs from the full build's"
+    compiled_out = {label.id for label in lean.labels if label.pruned == RETIRED}
     if compiled_out != expected:
         return (f"{len(compiled_out ^ expected)} labels compiled out are not the retired ones "
                 "(a source file with more than one unit?)")
@@ -130,7 +130,7 @@ class LeanBuilds:
         """Label id -> covered, for the labels the retired-label list in ``directory`` names."""
         listed = read_retired(directory / RETIRED_LIST)
         positions = label_positions(self.database.labels)
-        return {label["id"]: listed[place] for label, place in zip(self.database.labels, positions)
+        return {label.id: listed[place] for label, place in zip(self.database.labels, positions)
                 if place in listed}
 
     def _compiled_out(self, running: Path | None) -> dict[int, bool]:
@@ -138,7 +138,7 @@ class LeanBuilds:
 
     def covered_slots(self) -> np.ndarray:
         """Slots of the labels the running build compiled out after they were covered."""
-        slot = {label["id"]: label["slot"] for label in self.database.labels}
+        slot = {label.id: label.slot for label in self.database.labels}
         return np.array([slot[i] for i, covered in self.compiled_out.items() if covered],
                         dtype=np.int64)
 
@@ -160,8 +160,8 @@ class LeanBuilds:
 
     def _start(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> None:
         start = retirement.labels.region_start(len(virgin))
-        covered = {label["id"] for label in self.database.labels
-                   if virgin[start + label["slot"]] != 0xFF}
+        covered = {label.id for label in self.database.labels
+                   if virgin[start + label.slot] != 0xFF}
         drop = labels_to_drop(self.database, retirement.retired_ids(), covered)
         number = 1 + max((int(d.name.lstrip(".")) for d in self.root.glob("*")
                           if d.name.lstrip(".").isdigit()), default=0)

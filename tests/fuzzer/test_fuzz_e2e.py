@@ -13,7 +13,7 @@ from fuzz_targets import ffuzz_env
 from helpers import one_seed, run_until
 
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
-from ffcc.runtime.abi import LabelDatabase, write_label_db
+from ffcc.runtime.abi import LabelDatabase, LabelRecord, write_label_db
 
 # AFL++ 4.04c's fuzzer_stats keys in its order (but its test-case cache's), then ffuzz's own.
 STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done cycles_wo_finds "
@@ -254,7 +254,7 @@ def test_an_output_dir_in_use_or_with_a_campaign_is_refused(targets, seeds, tmp_
 def test_labels_file_is_shown_in_stats(targets, tmp_path) -> None:
     binary = tmp_path / "labelled"
     shutil.copy(targets["branchy"], binary)
-    write_label_db(binary, LabelDatabase(64, [{"id": 10 + s, "slot": s, "criterion": "mcc"}
+    write_label_db(binary, LabelDatabase(64, [LabelRecord(10 + s, s, criterion="mcc")
                                               for s in range(3)]))
     seeds = one_seed(tmp_path, b"xyz")
     out = tmp_path / "out"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from fuzz_targets import ffuzz_env, reading_main
@@ -13,7 +14,7 @@ from test_label_targets import read_stats
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.lean import LeanBuilds, mismatch
-from ffcc.runtime.abi import RETIRED, LabelDatabase, read_label_db
+from ffcc.runtime.abi import RETIRED, LabelDatabase, LabelRecord, read_label_db
 
 SEEDS = REPO / "samples/boundaries/seeds"
 CAMPAIGN_EXECS = "5000000"  # a bound only: each campaign stops at what it waits for
@@ -67,7 +68,7 @@ def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> N
     assert (out / "default/cmdline").read_text().split()[0] == str(full), "reports use the full build"
     full_db, lean_db = read_label_db(full), read_label_db(lean)
     assert full_db is not None and lean_db is not None
-    gone = {label["slot"] for label in lean_db.labels if label.get("pruned") == RETIRED}
+    gone = {label.slot for label in lean_db.labels if label.pruned == RETIRED}
     assert gone, "retired labels were compiled out"
     found = int(read_stats(out)["labels_found"])
     assert found >= len(gone)
@@ -107,13 +108,12 @@ def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
 
 
 def test_a_lean_build_must_have_the_full_builds_labels() -> None:
-    labels = [{"id": i, "slot": 12 + i, "file": "/a.c", "line": i, "predicate": f"x > {i}"}
-              for i in range(3)]
+    labels = [LabelRecord(i, 12 + i, "/a.c", line=i, predicate=f"x > {i}") for i in range(3)]
     full = LabelDatabase(64, labels)
-    lean = LabelDatabase(64, [labels[0], {**labels[1], "pruned": RETIRED}, labels[2]])
+    lean = LabelDatabase(64, [labels[0], replace(labels[1], pruned=RETIRED), labels[2]])
     assert mismatch(full, lean, {1}) is None
     assert "not the retired ones" in (mismatch(full, lean, {2}) or "")
-    moved = LabelDatabase(64, [labels[0], {**labels[1], "slot": 40}, labels[2]])
+    moved = LabelDatabase(64, [labels[0], replace(labels[1], slot=40), labels[2]])
     assert "label 1 differs" in (mismatch(full, moved, set()) or "")
     assert mismatch(full, None, set()) is not None
 

@@ -18,7 +18,15 @@ from ffcc.fuzzer.engine import retire
 from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
 from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, GROUP_FORM, GROUPS_AS_LABELS, NO_GATES
-from ffcc.runtime.abi import NAMES, LabelDatabase, label_region_start, read_label_db, write_label_db
+from ffcc.runtime.abi import (
+    INFEASIBLE,
+    NAMES,
+    LabelDatabase,
+    LabelRecord,
+    label_region_start,
+    read_label_db,
+    write_label_db,
+)
 
 SAMPLE = "boundaries"
 
@@ -27,9 +35,9 @@ def test_a_gate_closes_when_the_last_live_label_of_its_site_retires(tmp_path) ->
     # Slots 0-1: one site (gate 10); 2 pruned and 3: another (gate 11); 4: a label of an
     # older build, without a gate.
     write_label_db(tmp_path / "p", LabelDatabase(64, [
-        {"id": 0, "slot": 0, "gate": 10}, {"id": 1, "slot": 1, "gate": 10},
-        {"id": 2, "slot": 2, "gate": 11, "pruned": "infeasible"}, {"id": 3, "slot": 3, "gate": 11},
-        {"id": 4, "slot": 4}]))
+        LabelRecord(0, 0, gate=10), LabelRecord(1, 1, gate=10),
+        LabelRecord(2, 2, gate=11, pruned=INFEASIBLE), LabelRecord(3, 3, gate=11),
+        LabelRecord(4, 4)]))
     labels = LabelMap.load(tmp_path / "p")
     assert labels is not None and labels.count == 4 and labels.gates == (10, 10, -1, 11, -1)
     assert labels.site_at(256 - 64 + 10, 256) is None, "a gate slot is no label"
@@ -55,8 +63,8 @@ def test_a_gate_closes_when_the_last_live_label_of_its_site_retires(tmp_path) ->
 
 def test_retire_stall_gives_up_the_labels_left_once_none_was_covered_for_long(tmp_path) -> None:
     write_label_db(tmp_path / "p", LabelDatabase(64, [
-        {"id": 0, "slot": 0, "gate": 10}, {"id": 1, "slot": 1, "gate": 10},
-        {"id": 2, "slot": 2, "gate": 11}, {"id": 3, "slot": 3, "gate": 11}]))
+        LabelRecord(0, 0, gate=10), LabelRecord(1, 1, gate=10),
+        LabelRecord(2, 2, gate=11), LabelRecord(3, 3, gate=11)]))
     labels = LabelMap.load(tmp_path / "p")
     assert labels is not None
     now = [0.0]
@@ -166,14 +174,14 @@ def test_a_retired_site_skips_its_labels_and_only_label_code_edges_stop(tmp_path
     assert database is not None
     by_gate: dict[int, list[int]] = {}
     for label in database.labels:
-        by_gate.setdefault(label["gate"], []).append(label["slot"])
+        by_gate.setdefault(label.gate, []).append(label.slot)
     closed = sorted(by_gate)[::2]  # every other site retires entirely
     closed_slots = [slot for gate in closed for slot in by_gate[gate]]
     inputs = [path.read_bytes() for path in sample_inputs(SAMPLE)] + records_inputs(40)
     before, statuses = traces(program, database, inputs)
     after, _ = traces(program, database, inputs, closed_slots + closed)
     start = label_region_start(before.shape[1], database.label_region)
-    slots = [label["slot"] for label in database.labels]
+    slots = [label.slot for label in database.labels]
     assert before[:, [start + gate for gate in by_gate]].sum() == 0, "a gate slot never counts"
     assert after[:, [start + slot for slot in closed_slots]].sum() == 0, "closed sites are quiet"
     kept = [start + slot for slot in slots if slot not in set(closed_slots)]
@@ -202,8 +210,8 @@ def test_a_fully_retired_build_sees_every_edge_of_the_code_around_its_labels(tmp
                                               GATE_FORM: NO_GATES})
     inputs = records_inputs(200)
     reference, statuses = traces(around, database, inputs)
-    retired = [label["slot"] for label in database.labels] + \
-        sorted({label["gate"] for label in database.labels})
+    retired = [label.slot for label in database.labels] + \
+        sorted({label.gate for label in database.labels})
     got, _ = traces(program, database, inputs, retired)
     start = label_region_start(got.shape[1], database.label_region)
     quiet = [row for row, status in enumerate(statuses) if status & 0x7F == 0]
@@ -223,7 +231,7 @@ def test_gcc_builds_have_no_gates(tmp_path) -> None:
     database = read_label_db(program)
     assert database is not None
     inputs = [path.read_bytes() for path in sample_inputs(SAMPLE)]
-    gates = sorted({label["gate"] for label in database.labels})
+    gates = sorted({label.gate for label in database.labels})
     before, _ = traces(program, database, inputs)
     after, _ = traces(program, database, inputs, gates)
     assert (before == after).all()
@@ -239,6 +247,6 @@ def test_gates_are_opt_in(tmp_path) -> None:
          *sample_sources(SAMPLE), cwd=REPO)
     database = read_label_db(out / SAMPLE)
     assert database is not None and database.labels
-    assert not any("gate" in label for label in database.labels)
+    assert not any(label.gate is not None for label in database.labels)
     (annotated,) = (out / "annotated").rglob(f"{SAMPLE}.c")
     assert NO_GATES in annotated.read_text() and "__asm__ goto" not in annotated.read_text()

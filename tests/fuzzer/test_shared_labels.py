@@ -60,7 +60,7 @@ def build(tmp_path: Path, cc: str) -> Path:
 def live_labels(path: Path) -> int:
     database = read_label_db(path)
     assert database is not None, f"{path} has no label database"
-    return len([label for label in database.labels if not label.get("pruned")])
+    return len([label for label in database.labels if not label.pruned])
 
 
 @pytest.mark.parametrize("cc", BACKENDS)
