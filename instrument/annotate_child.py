@@ -24,7 +24,7 @@ import traceback
 from .command_line import CompilerCommand
 from .errors import FfccError
 from .exiting import end_by_signal, flush_streams
-from .labels import LabelBuilder, LabelledUnit
+from .labelled_compile import LabelBuilder, LabelledUnit
 
 
 def annotate_in_child(builder: LabelBuilder, command: CompilerCommand) -> list[LabelledUnit]:

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import SUMMARY_SUFFIX
 
@@ -26,15 +27,18 @@ from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, plan_compile, preprocess_argv
 from .toolchain import C_DRIVER, Backend, driver_of, predefined_macros, select_backend
 
+if TYPE_CHECKING:
+    from .labelled_compile import LabelBuilder
 
-def label_builder(opts: FfccOptions, backend: Backend):
+
+def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
     """A LabelBuilder for the labels the options ask for (their macros expanded and
     pruned with ``backend``), or None."""
     if not opts.wants_labels:
         return None
     from ffcc.rewriters import LabelOptions
 
-    from .labels import LabelBuilder
+    from .labelled_compile import LabelBuilder, LabelSettings
     from .selection import make_selection
 
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
@@ -46,18 +50,19 @@ def label_builder(opts: FfccOptions, backend: Backend):
     if opts.prune:
         from .prune.pruner import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
-    retired = None
+    retired: frozenset[tuple[str, int]] = frozenset()
     if opts.retired:
         from ffcc.runtime.abi import LabelDbError, read_retired
         try:
             retired = frozenset(read_retired(opts.retired))
         except LabelDbError as err:
             raise FfccError(f"ffcc: error: --retired: {err}", 2) from None
-    return LabelBuilder(label_options, selection, predefined_macros(), opts.verbose, pruner,
-                        opts.keep_annotated, opts.labels_required,
-                        branch_free=backend.links_ffcc_runtime, gates=opts.label_gates,
-                        comparisons_logged=backend.cmplog,
-                        retired=retired)
+    settings = LabelSettings(
+        label_options, selection, tuple(predefined_macros()), branch_free=backend.links_ffcc_runtime,
+        gates=opts.label_gates, comparisons_logged=backend.cmplog,
+        labels_required=opts.labels_required, retired=retired,
+        keep_dir=opts.keep_annotated, verbose=opts.verbose)
+    return LabelBuilder(settings, pruner)
 
 
 def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
@@ -146,7 +151,7 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
         status = subprocess.run(backend_argv).returncode
     else:
         from .annotate_child import annotate_in_child
-        from .labels import compile_with_labels
+        from .labelled_compile import compile_with_labels
         try:
             units = annotate_in_child(builder, command)
             status = compile_with_labels(backend_argv, command, builder, opts.verbose, units)

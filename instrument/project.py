@@ -57,7 +57,7 @@ def _object_names(sources: list[Source]) -> list[str]:
 def _run(argv: list[str], verbose: bool, builder=None, cxx: bool = False) -> int:
     """Run one compile (``cxx``: of ffcc++, whose .c files are C++ and get no labels)."""
     if builder is not None:
-        from .labels import compile_with_labels
+        from .labelled_compile import compile_with_labels
         return compile_with_labels(argv, parse_command(argv[1:], cxx), builder, verbose)
     if verbose:
         print("ffcc: " + " ".join(argv), file=sys.stderr)

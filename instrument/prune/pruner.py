@@ -1,6 +1,6 @@
 """Pruning infeasible and trivial labels before a campaign (``ffcc --prune[=fast|gccdiff]``).
 
-The LabelBuilder (labels.py) hands every annotated unit to ``Pruner.mark`` before writing
+The LabelBuilder (labelled_compile.py) hands every annotated unit to ``Pruner.mark`` before writing
 it; the pruner decides labels on analysis variants of the annotated text (variants.py),
 with the fast method (fast.py: one compile per unit) or the paper's gccdiff
 (gccdiff.py: two compiles per label), and marks the unit's records with

@@ -14,7 +14,7 @@ from helpers import ffcc, have
 from ffcc.instrument.annotate_child import annotate_in_child
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.errors import FfccError
-from ffcc.instrument.labels import LabelledUnit
+from ffcc.instrument.labelled_compile import LabelledUnit
 from ffcc.runtime.abi import LABELDB_SECTION
 
 SPY = '#!/bin/sh\ngrep -c libclang "/proc/$PPID/maps" >> "$SPY_OUT"\nexec gcc "$@"\n'
