@@ -7,16 +7,18 @@ that takes over this process's stdin, stdout, stderr, working directory, environ
 and scheduling priority (a build run under ``nice`` stays niced, whoever started the server), so
 the command behaves as if run here. The installed ``ffcc`` is ffcc_client.c, which sends the
 same request without starting Python and runs this module whenever it cannot: the first
-command, one with the server off, one after ffcc changed. This module (and exiting.py, which it
-shares with the server) imports the standard library only, and of that the C modules under
-``socket`` and ``signal`` (their Python wrappers import ``enum`` and ``selectors``: a third of
-this module's start-up).
+command, one with the server off, one after ffcc changed. What the two clients and the server
+agree on is ffcc_server_protocol.h, which ffcc_client.c includes and this module reads
+(ffcc.runtime.headers). Besides that reader this module (and exiting.py, which it shares with
+the server) imports the standard library only, and of that the C modules under ``socket`` and
+``signal`` (their Python wrappers import ``enum`` and ``selectors``: a third of this module's
+start-up).
 
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
 their modification times), so an upgraded or edited ffcc never meets an old server; this module
 records that path for the compiled client, and the server refuses commands once its code has
 changed. Without a server, the command runs here and starts one for the commands that follow.
-``FFCC_SERVER=0`` turns the server off.
+``FFCC_SERVER=0`` (or off, no, false) turns the server off.
 
 ``ffcc++`` is the same client under another name: the command line goes on whole, its first
 word included, and that word (``cli.main``) tells ffcc++ from ffcc wherever the command runs.
@@ -33,33 +35,46 @@ import struct
 import sys
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
+
+from ffcc.runtime.headers import defines
 
 from .exiting import end_by_signal
 
-MAGIC = b"FFCS"
+PROTOCOL_HEADER = Path(os.path.dirname(os.path.abspath(__file__)), "ffcc_server_protocol.h")
+PROTOCOL = defines(PROTOCOL_HEADER)  # read, never retyped: ffcc_client.c includes the same file
+_TEXT = {name: value for name, value in PROTOCOL.items() if isinstance(value, str)}
+_NUMBER = {name: value for name, value in PROTOCOL.items() if isinstance(value, int)}
+MAGIC = _TEXT["FFCC_SERVER_MAGIC"].encode()
+CACHE_ENV = _TEXT["FFCC_SERVER_CACHE_ENV"]  # set by ffcc_client.c when it hands a command here
+SERVER_ENV = _TEXT["FFCC_SERVER_ENV"]
+OFF = tuple(_TEXT["FFCC_SERVER_OFF"].split(" "))  # values of SERVER_ENV that turn the server off
+DIR_ENV, DIR_FALLBACK = _TEXT["FFCC_SERVER_DIR_ENV"], _TEXT["FFCC_SERVER_DIR_FALLBACK"]
+DIR_PREFIX, DIR_MODE = _TEXT["FFCC_SERVER_DIR_PREFIX"], _NUMBER["FFCC_SERVER_DIR_MODE"]
+STOPPED = _TEXT["FFCC_SERVER_STOPPED"]
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
 SOCKET_PATH_MAX = 104  # sun_path holds 108 bytes on Linux, 104 on the BSDs
 FORWARDED_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
-CACHE_ENV = "FFCC_CLIENT_CACHE"  # set by ffcc_client.c when it hands a command to this module
 
 
 def socket_dir() -> str:
-    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
-    return os.path.join(base, f"ffcc-{os.geteuid()}")
+    return os.path.join(os.environ.get(DIR_ENV) or DIR_FALLBACK, f"{DIR_PREFIX}{os.geteuid()}")
 
 
 def _sources(package: str) -> Iterator[os.DirEntry[str]]:
-    """The Python files of ``package`` and its sub-packages (instrument/prune/), by name."""
+    """The Python files of ``package`` and its sub-packages (instrument/prune/), and the
+    headers whose defines they read at import, by name."""
     for entry in sorted(os.scandir(package), key=lambda e: e.name):
         if entry.is_dir() and entry.name.isidentifier() and entry.name != "__pycache__":
             yield from _sources(entry.path)
-        elif entry.name.endswith(".py"):
+        elif entry.name.endswith((".py", ".h")):
             yield entry
 
 
 def socket_path() -> str:
     """Where this installation's server listens: a server runs the code of the rooms ffcc
-    imports as it was when it started, so an edit to any of them means another server."""
+    imports as it was when it started, so an edit to any of them (or to a header they read)
+    means another server."""
     here = os.path.dirname(os.path.abspath(__file__))
     identity = [os.path.realpath(sys.executable), sys.version]
     for package in (here, *(os.path.join(os.path.dirname(here), room)
@@ -75,14 +90,14 @@ def socket_path() -> str:
 def private_dir(path: str) -> bool:
     """Create the socket directory, or check that nobody else could have put a server there."""
     try:
-        os.mkdir(path, 0o700)
+        os.mkdir(path, DIR_MODE)
     except FileExistsError:
         pass
     except OSError:
         return False
     info = os.lstat(path)  # a symlink is not a directory here
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() \
-        and (info.st_mode & 0o077) == 0
+        and (info.st_mode & 0o777 & ~DIR_MODE) == 0
 
 
 def receive_exact(conn: _socket.socket, size: int) -> bytes:
@@ -136,8 +151,7 @@ def forward(argv: list[str], path: str) -> int | None:
         _signal.signal(signo, pass_on)
     reply = receive_exact(conn, STATUS.size)
     if len(reply) != STATUS.size:
-        print(f"{os.path.basename(argv[0])}: error: the compile server stopped during this "
-              "command (FFCC_SERVER=0 runs without it)", file=sys.stderr)
+        print(f"{os.path.basename(argv[0])}: error: {STOPPED}", file=sys.stderr)
         return 1
     return STATUS.unpack(reply)[0]
 
@@ -171,7 +185,7 @@ def record_for_compiled_client(cache: str | None, path: str) -> None:
 
 def main() -> None:
     cache = os.environ.pop(CACHE_ENV, None)  # no part of the command's environment
-    if os.environ.get("FFCC_SERVER", "1") not in ("0", "off", "no", "false"):
+    if os.environ.get(SERVER_ENV, "1") not in OFF:
         path = socket_path()
         if len(path.encode()) < SOCKET_PATH_MAX and private_dir(os.path.dirname(path)):
             record_for_compiled_client(cache, path)

@@ -11,6 +11,8 @@
  * the command when it hands over.  The server checks that its own code is current before it
  * accepts a command (server.py), so a recorded path never reaches out-of-date code.
  *
+ * What both clients must agree on (magic, cache variable, socket directory, the server's off
+ * switch, the error text) is defined once, in ffcc_server_protocol.h beside this file.
  * FFCC_PYTHON, the interpreter, is defined when this is compiled (setup.py).
  */
 #define _GNU_SOURCE
@@ -28,13 +30,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ffcc_server_protocol.h"
+
 #ifndef FFCC_PYTHON
 #error "FFCC_PYTHON (the interpreter ffcc is installed for) must be defined"
 #endif
 
-#define MAGIC "FFCS"
-#define MAGIC_SIZE 4
-#define CACHE_ENV "FFCC_CLIENT_CACHE"
+#define MAGIC_SIZE (sizeof FFCC_SERVER_MAGIC - 1)
 /* client.py's main, without the working directory that -c puts first on the module path (a
  * directory named ffcc there would be imported instead of ffcc), with this program's argv as
  * sys.argv: its argv[0] tells ffcc++ from ffcc. */
@@ -108,7 +110,8 @@ static int build_request(struct buffer *b, int argc, char **argv) {
     put(b, &open_dict, 1);
     for (char **entry = environ; *entry; entry++) {
         const char *equals = strchr(*entry, '=');
-        if (!equals || strncmp(*entry, CACHE_ENV "=", sizeof CACHE_ENV) == 0)
+        if (!equals
+                || strncmp(*entry, FFCC_SERVER_CACHE_ENV "=", sizeof FFCC_SERVER_CACHE_ENV) == 0)
             continue;
         put_bytes(b, *entry, (size_t)(equals - *entry));
         put_string(b, equals + 1);
@@ -121,18 +124,18 @@ static int build_request(struct buffer *b, int argc, char **argv) {
 
 static int private_dir(const char *path) {
     struct stat info;
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+    if (mkdir(path, FFCC_SERVER_DIR_MODE) != 0 && errno != EEXIST)
         return 0;
     return lstat(path, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == geteuid()
-        && (info.st_mode & 077) == 0;
+        && (info.st_mode & 0777 & ~FFCC_SERVER_DIR_MODE) == 0;
 }
 
 /* The socket directory, as client.socket_dir names it. */
 static int socket_dir(char *out, size_t size) {
-    const char *base = getenv("XDG_RUNTIME_DIR");
+    const char *base = getenv(FFCC_SERVER_DIR_ENV);
     if (!base || !*base)
-        base = "/tmp";
-    int n = snprintf(out, size, "%s/ffcc-%u", base, (unsigned)geteuid());
+        base = FFCC_SERVER_DIR_FALLBACK;
+    int n = snprintf(out, size, "%s/" FFCC_SERVER_DIR_PREFIX "%u", base, (unsigned)geteuid());
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
@@ -183,7 +186,7 @@ static int transfer_all(int fd, unsigned char *data, size_t size, int sending) {
 /* The header (magic and request length) with the three standard descriptors attached. */
 static int send_header(int conn, uint32_t length) {
     unsigned char header[MAGIC_SIZE + 4];
-    memcpy(header, MAGIC, MAGIC_SIZE);
+    memcpy(header, FFCC_SERVER_MAGIC, MAGIC_SIZE);
     for (int i = 0; i < 4; i++)
         header[MAGIC_SIZE + i] = (unsigned char)(length >> (8 * i));
     int fds[3] = {0, 1, 2};
@@ -255,7 +258,8 @@ static void forward(const char *cache, int argc, char **argv) {
     if (connect(conn, (struct sockaddr *)&address, sizeof address) != 0
             || send_header(conn, (uint32_t)request.size) != 0
             || transfer_all(conn, request.data, request.size, 1) != 0
-            || transfer_all(conn, ack, sizeof ack, 0) != 0 || memcmp(ack, MAGIC, MAGIC_SIZE) != 0) {
+            || transfer_all(conn, ack, sizeof ack, 0) != 0
+            || memcmp(ack, FFCC_SERVER_MAGIC, MAGIC_SIZE) != 0) {
         close(conn);
         free(request.data);
         return;
@@ -270,22 +274,27 @@ static void forward(const char *cache, int argc, char **argv) {
         sigaction(forwarded[i], &action, NULL);
     unsigned char reply[4];
     if (transfer_all(conn, reply, sizeof reply, 0) != 0) {
-        fprintf(stderr, "%s: error: the compile server stopped during this command "
-                "(FFCC_SERVER=0 runs without it)\n", program_name(argv[0]));
+        fprintf(stderr, "%s: error: %s\n", program_name(argv[0]), FFCC_SERVER_STOPPED);
         _exit(1);
     }
     finish((int32_t)((uint32_t)reply[0] | (uint32_t)reply[1] << 8 | (uint32_t)reply[2] << 16
                      | (uint32_t)reply[3] << 24));
 }
 
+/* Whether FFCC_SERVER_ENV is none of the words of FFCC_SERVER_OFF. */
 static int server_wanted(void) {
-    const char *setting = getenv("FFCC_SERVER");
+    const char *setting = getenv(FFCC_SERVER_ENV);
     if (!setting)
         return 1;
-    static const char *const off[] = {"0", "off", "no", "false"};
-    for (size_t i = 0; i < sizeof off / sizeof *off; i++)
-        if (strcmp(setting, off[i]) == 0)
+    size_t length = strlen(setting);
+    const char *word = FFCC_SERVER_OFF;
+    while (*word) {
+        size_t n = strcspn(word, " ");
+        if (n == length && strncmp(word, setting, n) == 0)
             return 0;
+        word += n;
+        word += *word == ' ';
+    }
     return 1;
 }
 
@@ -295,7 +304,7 @@ int main(int argc, char **argv) {
         && cache_path(dir, cache, sizeof cache) == 0;
     if (cached) {
         forward(cache, argc, argv);
-        setenv(CACHE_ENV, cache, 1);  /* client.py records its server's path there */
+        setenv(FFCC_SERVER_CACHE_ENV, cache, 1);  /* client.py records its server's path there */
     }
     char **python_argv = calloc((size_t)argc + 4, sizeof *python_argv);
     if (!python_argv) {

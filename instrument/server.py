@@ -32,7 +32,7 @@ import traceback
 from .client import MAGIC, STATUS, receive_exact, socket_path
 from .exiting import end_by_signal, flush_streams
 
-HEADER = struct.Struct("<4sI")
+HEADER = struct.Struct(f"<{len(MAGIC)}sI")  # magic, request length
 DEFAULT_IDLE_SECONDS = 300.0
 FD_COUNT = 3
 
