@@ -15,7 +15,6 @@ goes on in the same output directory on the labelled build (phases.py); with
 """
 from __future__ import annotations
 
-import os
 import random
 import signal
 import sys
@@ -29,7 +28,7 @@ import click
 
 from ffcc.fuzzer.engine.campaign import Campaign, stops_handled
 from ffcc.fuzzer.engine.cmplog import open_cmplog
-from ffcc.fuzzer.engine.config import DEFAULT_TIMEOUT_MS, Config, hang_timeout_ms
+from ffcc.fuzzer.engine.config import DEFAULT_TIMEOUT_MS, Config, read_afl_environment, resumes
 from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
@@ -136,15 +135,16 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             rebuild_retired: float | None, jobs: int | None, cmplog: str | None,
             target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
+    env = read_afl_environment()
     if jobs is not None and jobs > 1:
         if main is not None or secondary is not None:
             raise FuzzerError("-j names its instances itself: leave out -M and -S")
         given = click.get_current_context().get_parameter_source("schedule")
         launch(own_argv, target, output_dir, jobs,
-               schedule if given == click.core.ParameterSource.COMMANDLINE else None, seed)
+               schedule if given == click.core.ParameterSource.COMMANDLINE else None, seed, env)
         return
-    sync = sync_settings(main, secondary, foreign, sync_seconds)
-    resume = input_dir == "-" or (os.environ.get("AFL_AUTORESUME") == "1" and OutputDir(
+    sync = sync_settings(main, secondary, foreign, sync_seconds, env.sync_seconds)
+    resume = resumes(input_dir, env, lambda: OutputDir(
         output_dir, sync.name if sync else "default").has_campaign())
     config = Config(
         input_dir=None if resume else Path(input_dir), output_dir=output_dir,
@@ -154,9 +154,8 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         seed=seed if seed is not None else random.SystemRandom().randrange(2**63),
         schedule=schedule, deterministic=deterministic, target_trim=target_trim,
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
-        use_mask=not no_mask, shadow=shadow, batches=not no_batch,
-        stop_on_crash=bool(os.environ.get("AFL_BENCH_UNTIL_CRASH")),
-        hang_timeout_ms=hang_timeout_ms(), argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
+        use_mask=not no_mask, shadow=shadow, batches=not no_batch, env=env,
+        argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
         labels_binary=labels_binary, retire=retire, rebuild_retired=rebuild_retired,
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
@@ -254,9 +253,10 @@ def run_once(config: Config, opening: str | None = None,
     target_labels = TargetLabels(command_line.binary)
     lean = lean_builds(config, labels, outdir.root)
     outdir.open(resume=config.input_dir is None)
-    bind_to_free_cpu()
+    bind_to_free_cpu(config.env.no_affinity)
     try:
-        write_setup_files(outdir.root, list(config.argv), list(config.target_argv))
+        write_setup_files(outdir.root, list(config.argv), list(config.target_argv),
+                          config.env.variables)
         if lean is not None and lean.running is not None:  # labels stay the full build's
             command_line = TargetCommand((str(lean.running), *config.target_argv[1:]))
         retirement = Retirement.for_target(config.retire, labels)
@@ -264,10 +264,11 @@ def run_once(config: Config, opening: str | None = None,
             executor = NativeExecutor(command_line, outdir.cur_input,
                                       config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
                                       config.mem_limit_mb,
-                                      show_child_output=bool(os.environ.get("AFL_DEBUG_CHILD")),
-                                      crash_exitcode=_crash_exitcode(), batches=config.batches)
+                                      show_child_output=config.env.debug_child,
+                                      crash_exitcode=config.env.crash_exitcode,
+                                      batches=config.batches)
         executor.add_tokens(tokens)
-        status = make_status()
+        status = make_status(config.env.no_ui)
         if opening is not None:
             status.message(opening)
         if executor.batch_size() > 1:
@@ -335,11 +336,6 @@ def wake_at(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def _crash_exitcode() -> int | None:
-    value = os.environ.get("AFL_CRASH_EXITCODE")
-    return int(value) if value and value.lstrip("-").isdigit() else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -313,7 +313,7 @@ class Campaign:
         and the stats files when they are due."""
         self.tick()
         cfg = self.config
-        if self.stop_requested or self.phase_over or self.lean_ready or (cfg.stop_on_crash
+        if self.stop_requested or self.phase_over or self.lean_ready or (cfg.env.bench_until_crash
                                                       and self.progress.saved_crashes):
             return True
         if cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
@@ -334,7 +334,7 @@ class Campaign:
         kind, signal_number = finding.kind, finding.signal
         if kind == FindingKind.HANG:
             status, signal_number = confirm_hang(self.executor, finding.data,
-                                                 self.config.hang_timeout_ms)
+                                                 self.config.env.hang_timeout_ms)
             if status == RunStatus.CRASH:
                 kind = FindingKind.CRASH
             elif status != RunStatus.TIMEOUT:

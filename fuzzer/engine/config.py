@@ -1,8 +1,13 @@
-"""A campaign's settings, as parsed from the command line and the AFL_* environment."""
+"""A campaign's settings, as parsed from the command line and the AFL_* environment.
+
+The environment is read once, at start-up, by read_afl_environment (as afl-fuzz's function
+of that name does) into an AflEnvironment that Config holds; the modules that act on an
+AFL_* variable are given its value, so none of them reads os.environ for one.
+"""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +18,61 @@ from ffcc.fuzzer.parallel.sync import SyncSettings
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_HANG_TIMEOUT_MS = 1000  # AFL++'s: a suspected hang is re-run with this timeout
+SYNC_MINUTES = 30        # AFL++'s SYNC_TIME: minutes between two syncs with the peers
+
+
+@dataclass(frozen=True)
+class AflEnvironment:
+    """The AFL_* variables ffuzz acts on, as read at start-up."""
+
+    autoresume: bool = False        # AFL_AUTORESUME=1: -i DIR resumes a campaign left in -o
+    no_ui: bool = False             # AFL_NO_UI: plain status lines, even on a terminal
+    no_affinity: bool = False       # AFL_NO_AFFINITY: no instance is bound to a CPU
+    hang_timeout_ms: int = DEFAULT_HANG_TIMEOUT_MS  # AFL_HANG_TMOUT
+    sync_seconds: float = SYNC_MINUTES * 60.0  # AFL_SYNC_TIME, which gives minutes
+    bench_until_crash: bool = False  # AFL_BENCH_UNTIL_CRASH: stop at the first saved crash
+    crash_exitcode: int | None = None  # AFL_CRASH_EXITCODE: a target exit status that is a crash
+    debug_child: bool = False       # AFL_DEBUG_CHILD: the target's output is shown
+    variables: tuple[tuple[str, str], ...] = ()  # every AFL_* variable, for fuzzer_setup
+
+
+def read_afl_environment(environ: Mapping[str, str] = os.environ) -> AflEnvironment:
+    """The AFL_* variables, read as afl-fuzz reads them; a one-line error for a value that
+    cannot be one (AFL_HANG_TMOUT)."""
+    return AflEnvironment(
+        autoresume=environ.get("AFL_AUTORESUME") == "1",
+        no_ui=bool(environ.get("AFL_NO_UI")),
+        no_affinity=bool(environ.get("AFL_NO_AFFINITY")),
+        hang_timeout_ms=_hang_timeout_ms(environ.get("AFL_HANG_TMOUT")),
+        sync_seconds=_sync_minutes(environ.get("AFL_SYNC_TIME", "")) * 60.0,
+        bench_until_crash=bool(environ.get("AFL_BENCH_UNTIL_CRASH")),
+        crash_exitcode=_exit_status(environ.get("AFL_CRASH_EXITCODE")),
+        debug_child=bool(environ.get("AFL_DEBUG_CHILD")),
+        variables=tuple(sorted((k, v) for k, v in environ.items() if k.startswith("AFL_"))))
+
+
+def _hang_timeout_ms(text: str | None) -> int:
+    """AFL_HANG_TMOUT in ms, or the default."""
+    if not text:
+        return DEFAULT_HANG_TIMEOUT_MS
+    if not text.strip().isdigit() or int(text) < 1:
+        raise FuzzerError(f"AFL_HANG_TMOUT must be a number of milliseconds, not {text!r}")
+    return int(text)
+
+
+def _sync_minutes(text: str) -> int:
+    """AFL_SYNC_TIME when it is a positive number of minutes, else SYNC_MINUTES."""
+    return int(text) if text.isdigit() and int(text) > 0 else SYNC_MINUTES
+
+
+def _exit_status(text: str | None) -> int | None:
+    return int(text) if text and text.lstrip("-").isdigit() else None
+
+
+def resumes(input_dir: str, env: AflEnvironment, has_campaign: Callable[[], bool]) -> bool:
+    """Whether a campaign resumes the output directory rather than start from seeds: with
+    -i -, or with AFL_AUTORESUME=1 when the output directory holds a campaign already."""
+    return input_dir == "-" or (env.autoresume and has_campaign())
 
 
 @dataclass(frozen=True)
@@ -33,8 +93,7 @@ class Config:
     use_mask: bool = True           # -b turns it off
     shadow: bool = False            # -s
     batches: bool = True            # --no-batch turns them off
-    stop_on_crash: bool = False     # AFL_BENCH_UNTIL_CRASH
-    hang_timeout_ms: int = DEFAULT_HANG_TIMEOUT_MS  # AFL_HANG_TMOUT
+    env: AflEnvironment = field(default_factory=AflEnvironment)  # the AFL_* variables
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup
     sync: SyncSettings | None = None  # -M/-S NAME: an instance in the sync dir -o
     cmplog: str | None = None       # -c: the cmplog build of the target, or "0": the target
@@ -49,13 +108,3 @@ class Config:
     def instance(self) -> str:
         """The output directory's subdirectory: the -M/-S name, or default."""
         return self.sync.name if self.sync is not None else "default"
-
-
-def hang_timeout_ms(environ: Mapping[str, str] = os.environ) -> int:
-    """AFL_HANG_TMOUT in ms (as afl-fuzz reads it), or the default."""
-    text = environ.get("AFL_HANG_TMOUT")
-    if not text:
-        return DEFAULT_HANG_TIMEOUT_MS
-    if not text.strip().isdigit() or int(text) < 1:
-        raise FuzzerError(f"AFL_HANG_TMOUT must be a number of milliseconds, not {text!r}")
-    return int(text)

@@ -273,9 +273,11 @@ def append_plot(path: Path, s: Snapshot) -> None:
                       f"{s.execs_per_sec:.2f}, {s.execs_done}, {s.edges_found}\n")
 
 
-def write_setup_files(root: Path, argv: list[str], target_argv: list[str]) -> None:
-    """fuzzer_setup (AFL_* environment and our command line) and cmdline."""
-    env = "".join(f"{k}={v}\n" for k, v in sorted(os.environ.items()) if k.startswith("AFL_"))
+def write_setup_files(root: Path, argv: list[str], target_argv: list[str],
+                      variables: tuple[tuple[str, str], ...]) -> None:
+    """fuzzer_setup (the AFL_* variables, as name and value in name order, and our command
+    line) and cmdline."""
+    env = "".join(f"{k}={v}\n" for k, v in variables)
     setup = f"# environment variables:\n{env}# command line:\n{shlex.join(argv)}\n"
     write_atomic(root / "fuzzer_setup", setup.encode())
     write_atomic(root / "cmdline", "".join(f"{a}\n" for a in target_argv).encode())

@@ -7,7 +7,6 @@ TTY, or AFL_NO_UI is set, one plain line is printed every few seconds.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Protocol, TextIO
@@ -133,7 +132,8 @@ class LiveStatus:
         return t
 
 
-def make_status() -> Status:
-    if os.environ.get("AFL_NO_UI") or not sys.stderr.isatty():
+def make_status(no_ui: bool) -> Status:
+    """The live panel on a terminal, unless no_ui (AFL_NO_UI); plain lines otherwise."""
+    if no_ui or not sys.stderr.isatty():
         return PlainStatus()
     return LiveStatus()

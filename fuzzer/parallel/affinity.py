@@ -7,7 +7,8 @@ execution.
 
 A CPU is free when no other process is pinned to it alone (kernel threads, which are
 pinned too, have no ``VmSize`` and do not count). ``AFL_NO_AFFINITY`` turns binding off,
-as for afl-fuzz; a process already limited to one CPU (``taskset``) keeps it.
+as for afl-fuzz (the caller passes it in); a process already limited to one CPU (``taskset``)
+keeps it.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def pinned_cpus(proc: Path = Path("/proc")) -> set[int]:
     return busy
 
 
-def bind_to_free_cpu() -> int | None:
-    """Pin this process to a free CPU; returns it, or None when not bound."""
-    if os.environ.get("AFL_NO_AFFINITY") or not hasattr(os, "sched_setaffinity"):
+def bind_to_free_cpu(no_affinity: bool) -> int | None:
+    """Pin this process to a free CPU, unless no_affinity (AFL_NO_AFFINITY); returns it, or
+    None when not bound."""
+    if no_affinity or not hasattr(os, "sched_setaffinity"):
         return None
     allowed = os.sched_getaffinity(0)
     if len(allowed) == 1:

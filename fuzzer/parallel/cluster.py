@@ -30,6 +30,7 @@ from typing import Any
 
 import click
 
+from ffcc.fuzzer.engine.config import AflEnvironment, read_afl_environment, resumes
 from ffcc.fuzzer.engine.seeds import read_seeds
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
@@ -137,11 +138,13 @@ def start_ray(ray: ModuleType, address: str | None, working_dir: Path | None) ->
 class Head:
     """The running campaign as this process sees it: the hub, the workers, the output."""
 
-    def __init__(self, ray: ModuleType, out: HeadOutput, names: list[str]) -> None:
+    def __init__(self, ray: ModuleType, out: HeadOutput, names: list[str],
+                 env: AflEnvironment) -> None:
         self.ray = ray
         self.out = out
         self.names = names
-        self.status = StatusLine("ffuzz cluster")
+        self.env = env
+        self.status = StatusLine(env.no_ui, "ffuzz cluster")
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
         self.hub = ray.remote(Hub).options(num_cpus=0, scheduling_strategy=here) \
@@ -162,7 +165,7 @@ class Head:
         env = instance_env()
         for (name, worker), (host, cores) in zip(self.workers.items(), hosts):
             slots[host] = slots.get(host, -1) + 1
-            cpu = node_cpu(slots[host], cores, env)
+            cpu = node_cpu(slots[host], cores, self.env.no_affinity)
             running[worker.run.remote(seeds, argvs[name], cpu, env, sync_seconds)] = name
             where = f"core {cpu}" if cpu is not None else "no core of its own"
             self.status.message(f"{name}: {host}, {where}, ffuzz {' '.join(argvs[name])}")
@@ -230,7 +233,7 @@ def resumed_jobs(saved: list[str], jobs: int | None) -> int:
 
 def run_cluster(address: str | None, jobs: int | None, seeds: list[File] | None,
                 out: HeadOutput, options: list[str], target: list[str], sync_seconds: float,
-                working_dir: Path | None) -> None:
+                working_dir: Path | None, env: AflEnvironment) -> None:
     """The campaign from these seeds, or (None) resumed from what out holds."""
     ray = import_ray()
     start_ray(ray, address, working_dir)
@@ -240,7 +243,7 @@ def run_cluster(address: str | None, jobs: int | None, seeds: list[File] | None,
         if jobs > cpus:
             raise FuzzerError(f"-j {jobs}: the Ray cluster has {cpus} CPUs")
         plans = plan_cluster(jobs, options, target, sync_seconds)
-        head = Head(ray, out, [plan.name for plan in plans])
+        head = Head(ray, out, [plan.name for plan in plans], env)
         with stop_signals() as received:
             running = head.start(seeds, {plan.name: plan.argv for plan in plans}, sync_seconds)
             head.watch(running, received)
@@ -302,13 +305,13 @@ def cluster_command(address: str | None, jobs: int | None, input_dir: Path, outp
         cmplog, options = take_option(options, CMPLOG_OPTIONS)
         options += ["-c", node_path(cmplog)] if cmplog is not None else []
     out = HeadOutput(output_dir)
-    resume = str(input_dir) == "-" or (os.environ.get("AFL_AUTORESUME") == "1"
-                                       and bool(out.instances()))
+    env = read_afl_environment()
+    resume = resumes(str(input_dir), env, lambda: bool(out.instances()))
     saved = out.open(resume)
     if resume:
         jobs = resumed_jobs(saved, jobs)
     seeds = None if resume else [(path.name, data) for path, data in read_seeds(input_dir)]
-    run_cluster(address, jobs, seeds, out, options, target, sync_seconds, working_dir)
+    run_cluster(address, jobs, seeds, out, options, target, sync_seconds, working_dir, env)
 
 
 def node_path(path: str) -> str:

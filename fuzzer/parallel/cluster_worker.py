@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,11 +283,11 @@ class Worker:
             exchange.receive(self.call("deliver", self.name, dict(exchange.cursors)))
 
 
-def node_cpu(slot: int, cores: Sequence[int], environ: Mapping[str, str]) -> int | None:
+def node_cpu(slot: int, cores: Sequence[int], no_affinity: bool) -> int | None:
     """The core for the instance in this slot of its node, among the node's cores: they
     are the campaign's (Ray gave each instance one), so slot k takes the k-th; None with
-    AFL_NO_AFFINITY or more instances than cores."""
-    if environ.get("AFL_NO_AFFINITY"):
+    no_affinity (AFL_NO_AFFINITY) or more instances than cores."""
+    if no_affinity:
         return None
     return cores[slot] if slot < len(cores) else None
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ffcc.fuzzer.engine.config import AflEnvironment
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.status import _count, _duration
 from ffcc.fuzzer.parallel.affinity import pinned_cpus
@@ -122,10 +123,10 @@ def plan_instances(argv: Sequence[str], target: Sequence[str], jobs: int,
     return plans
 
 
-def free_cpus(jobs: int) -> list[int | None]:
+def free_cpus(jobs: int, no_affinity: bool) -> list[int | None]:
     """A CPU per instance, none pinned by another process; None where there are too few
-    (those instances share) or AFL_NO_AFFINITY is set."""
-    if os.environ.get("AFL_NO_AFFINITY") or not hasattr(os, "sched_getaffinity"):
+    (those instances share) or with no_affinity (AFL_NO_AFFINITY)."""
+    if no_affinity or not hasattr(os, "sched_getaffinity"):
         return [None] * jobs
     free: list[int | None] = list(sorted(os.sched_getaffinity(0) - pinned_cpus()))
     return (free + [None] * jobs)[:jobs]
@@ -209,13 +210,13 @@ def combined(sync_dir: Path, names: Sequence[str]) -> Combined:
 
 
 class StatusLine:
-    """The combined numbers: one line in place on a terminal, else a line every
-    STATUS_EVERY seconds."""
+    """The combined numbers: one line in place on a terminal (unless no_ui: AFL_NO_UI),
+    else a line every STATUS_EVERY seconds."""
 
-    def __init__(self, prefix: str = "ffuzz -j", stream: IO[str] = sys.stderr) -> None:
+    def __init__(self, no_ui: bool, prefix: str = "ffuzz -j", stream: IO[str] = sys.stderr) -> None:
         self.prefix = prefix
         self.stream = stream
-        self.tty = stream.isatty() and not os.environ.get("AFL_NO_UI")
+        self.tty = stream.isatty() and not no_ui
         self.every = 1.0 if self.tty else STATUS_EVERY
         self._next = 0.0
 
@@ -353,11 +354,11 @@ class Launcher:
 
 
 def launch(argv: Sequence[str], target: Sequence[str], sync_dir: Path, jobs: int,
-           schedule: str | None, seed: int | None) -> None:
+           schedule: str | None, seed: int | None, env: AflEnvironment) -> None:
     """Run `jobs` instances over sync_dir until all have ended (-V, -E, a signal); a
     FuzzerError names those that failed."""
-    plans = plan_instances(argv, target, jobs, schedule, seed, free_cpus(jobs))
-    status = StatusLine()
+    plans = plan_instances(argv, target, jobs, schedule, seed, free_cpus(jobs, env.no_affinity))
+    status = StatusLine(env.no_ui)
     launcher = Launcher(sync_dir, status)
     try:
         with stop_signals() as received:

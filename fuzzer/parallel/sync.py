@@ -20,10 +20,8 @@ counts do not.
 from __future__ import annotations
 
 import io
-import os
 import struct
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +31,6 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir, id_of
 from ffcc.runtime.files import write_atomic
 
-SYNC_MINUTES = 30        # AFL++'s SYNC_TIME; AFL_SYNC_TIME overrides it, in minutes
 MAIN_MARK = "is_main_node"
 HITS_FILE = "ffuzz_hits.npy"
 FOREIGN = "foreign"      # the peer name afl-fuzz gives entries from -F directories
@@ -154,16 +151,10 @@ def _read_hits(path: Path) -> np.ndarray | None:
         return None
 
 
-def sync_interval(environ: Mapping[str, str] = os.environ) -> float:
-    """Seconds between syncs: AFL_SYNC_TIME (minutes, as afl-fuzz reads it) or 30 minutes."""
-    text = environ.get("AFL_SYNC_TIME", "")
-    minutes = int(text) if text.isdigit() and int(text) > 0 else SYNC_MINUTES
-    return minutes * 60.0
-
-
 def sync_settings(main: str | None, secondary: str | None, foreign: tuple[Path, ...],
-                  seconds: float | None) -> SyncSettings | None:
-    """The -M/-S/-F/--sync-seconds options as settings; None for a lone instance."""
+                  seconds: float | None, default_seconds: float) -> SyncSettings | None:
+    """The -M/-S/-F/--sync-seconds options as settings, default_seconds (AFL_SYNC_TIME's)
+    between syncs unless --sync-seconds is given; None for a lone instance."""
     if main is not None and secondary is not None:
         raise FuzzerError("-M and -S exclude each other")
     name = main if main is not None else secondary
@@ -178,4 +169,4 @@ def sync_settings(main: str | None, secondary: str | None, foreign: tuple[Path, 
     if seconds is not None and seconds <= 0:
         raise FuzzerError("--sync-seconds must be positive")
     return SyncSettings(name, main is not None,
-                        seconds if seconds is not None else sync_interval(), foreign)
+                        seconds if seconds is not None else default_seconds, foreign)

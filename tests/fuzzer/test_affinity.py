@@ -26,7 +26,9 @@ def test_only_user_processes_pinned_to_one_cpu_count(tmp_path):
 
 
 BIND = ("import os; from ffcc.fuzzer.parallel.affinity import bind_to_free_cpu; "
-        "cpu = bind_to_free_cpu(); print(cpu, sorted(os.sched_getaffinity(0)))")
+        "from ffcc.fuzzer.engine.config import read_afl_environment; "
+        "cpu = bind_to_free_cpu(read_afl_environment().no_affinity); "
+        "print(cpu, sorted(os.sched_getaffinity(0)))")
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")

@@ -279,5 +279,6 @@ def test_c_goes_to_a_secondary_as_every_node_finds_it(tmp_path, monkeypatch) -> 
 
 
 def test_cores() -> None:
-    assert node_cpu(1, [4, 5], {}) == 5
-    assert node_cpu(2, [4, 5], {}) is None and node_cpu(0, [4], {"AFL_NO_AFFINITY": "1"}) is None
+    assert node_cpu(1, [4, 5], no_affinity=False) == 5
+    assert node_cpu(2, [4, 5], no_affinity=False) is None
+    assert node_cpu(0, [4], no_affinity=True) is None

@@ -17,6 +17,7 @@ from test_cmplog import SEEDS as MAGIC_SEEDS
 from test_cmplog import build as build_sample
 from test_sync import WAIT, imported, letters, seed_dir, stats  # noqa: F401  (letters: a fixture)
 
+from ffcc.fuzzer.engine.config import read_afl_environment
 from ffcc.fuzzer.output.outdir import id_of
 from ffcc.fuzzer.output.state import FILE_NAME as STATE_FILE
 from ffcc.fuzzer.output.state import load as load_state
@@ -241,12 +242,11 @@ def test_c_finds_the_magic_crash_through_its_secondary(tmp_path) -> None:
 
 
 def test_cpus_pinned_elsewhere_are_left_out(monkeypatch) -> None:
-    monkeypatch.delenv("AFL_NO_AFFINITY", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
     monkeypatch.setattr(launcher, "pinned_cpus", lambda: {1})
-    assert launcher.free_cpus(3) == [0, 2, None]
-    monkeypatch.setenv("AFL_NO_AFFINITY", "1")
-    assert launcher.free_cpus(2) == [None, None]
+    assert launcher.free_cpus(3, no_affinity=False) == [0, 2, None]
+    assert launcher.free_cpus(2, no_affinity=read_afl_environment({"AFL_NO_AFFINITY": "1"})
+                              .no_affinity) == [None, None]
 
 
 def test_numbers_are_combined() -> None:

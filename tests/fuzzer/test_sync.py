@@ -14,6 +14,7 @@ from fuzz_targets import ffuzz_env, reading_main
 from helpers import ffcc, needs_afl, poll_until
 
 from ffcc.fuzzer.engine.campaign import Campaign
+from ffcc.fuzzer.engine.config import AflEnvironment, read_afl_environment
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
 from ffcc.fuzzer.parallel.sync import HITS_FILE, SyncDir, SyncSettings, sync_settings
@@ -194,14 +195,14 @@ def test_rarity_input_includes_the_peers_counts(letters, tmp_path, instances) ->
     (None, None, (Path("q"),), "-F needs -M"), (".a", None, (), "not an instance name")])
 def test_sync_options_are_checked(main, secondary, foreign, problem) -> None:
     with pytest.raises(FuzzerError, match=problem):
-        sync_settings(main, secondary, foreign, None)
+        sync_settings(main, secondary, foreign, None, AflEnvironment().sync_seconds)
 
 
-def test_interval_follows_afl_sync_time_in_minutes(monkeypatch) -> None:
-    monkeypatch.setenv("AFL_SYNC_TIME", "2")
-    assert sync_settings(None, "b", (), None).interval == 120.0
-    assert sync_settings("a", None, (), 0.5).interval == 0.5
-    assert sync_settings(None, None, (), None) is None
+def test_interval_follows_afl_sync_time_in_minutes() -> None:
+    default = read_afl_environment({"AFL_SYNC_TIME": "2"}).sync_seconds
+    assert sync_settings(None, "b", (), None, default).interval == 120.0
+    assert sync_settings("a", None, (), 0.5, default).interval == 0.5
+    assert sync_settings(None, None, (), None, default) is None
 
 
 def test_foreign_files_are_offered_when_new_or_changed(tmp_path) -> None:
