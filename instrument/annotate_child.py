@@ -62,8 +62,8 @@ def annotate_in_child(builder: LabelBuilder, command: CompilerCommand) -> list[L
 def _child(builder: LabelBuilder, command: CompilerCommand, writer: int) -> None:
     """Annotate, send the outcome through ``writer``, and leave without running anything the
     parent registered (atexit handlers, buffered output of the parent's).  Without the cyclic
-    garbage collector: the child lives for one command, and the collections cost about 3% of an
-    annotation (jq's jv_dtoa.c and builtin.c, cachegrind) for about 10 MB less at its peak."""
+    garbage collector: the child lives for one command, and the collections cost a few per cent
+    of an annotation to keep little of its peak memory down."""
     gc.disable()
     code = 0
     pruned_before = len(builder.pruner.report.units) if builder.pruner is not None else 0

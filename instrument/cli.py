@@ -127,7 +127,7 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
         return estimate([s.path for s in command.c_sources], opts)
     backend = select_backend(opts.cc, opts.cmplog, opts.cxx_driver, opts.cxx)
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
-    # A link alone needs no rewriters (their import costs a tenth of a second per command).
+    # A link alone needs no rewriters: their import would be most of a link's own cost.
     builder = (label_builder(opts, backend)
                if labelled and (command.c_sources or command.project_form) else None)
     if command.project_form:

@@ -11,8 +11,8 @@ command, one with the server off, one after ffcc changed. What the two clients a
 agree on is ffcc_server_protocol.h, which ffcc_client.c includes and this module reads
 (ffcc.runtime.headers). Besides that reader this module (and exiting.py, which it shares with
 the server) imports the standard library only, and of that the C modules under ``socket`` and
-``signal`` (their Python wrappers import ``enum`` and ``selectors``: a third of this module's
-start-up).
+``signal`` (their Python wrappers import ``enum`` and ``selectors``, which would be much of
+this module's start-up).
 
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
 their modification times), so an upgraded or edited ffcc never meets an old server; this module
@@ -82,7 +82,7 @@ def socket_path() -> str:
         for entry in _sources(package):
             info = entry.stat()
             identity += [entry.path, str(info.st_mtime_ns), str(info.st_size)]
-    # zlib, not hashlib: importing hashlib loads OpenSSL, a tenth of what this module may cost.
+    # zlib, not hashlib: importing hashlib loads OpenSSL, which costs more than hashing here.
     data = "\0".join(identity).encode(errors="surrogateescape")
     return os.path.join(socket_dir(), f"server-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.sock")
 

@@ -130,18 +130,19 @@ def _once(guard: str, lines: list[str]) -> str:
 # bytes are nothing the program reads): a false predicate costs a test and a jump, and only
 # a true one computes the addresses, in r11 (clobbered: caller-saved and no argument register;
 # an output operand would need a C variable, which at -O0 takes a stack slot per label, so that
-# a label-dense function's frame grew by 8 bytes a label).  A C store through an
-# ``unsigned char *``, which may alias anything, compiled label-dense units 1.5-2x more
-# slowly and ran a third slower.  Elsewhere the update is that C.  Under clang the
+# a label-dense function's frame would grow with its labels).  A C store through an
+# ``unsigned char *``, which may alias anything, makes label-dense units compile and run
+# markedly slower.  Elsewhere the update is that C.  Under clang the
 # instructions are an assembler macro, so that each label's asm statement is one short line:
-# clang works through an asm statement's text for every label (a seventh of a label-dense
-# unit's compile time at -O2), and the assembler expands the macro into the same code (defined
+# clang works through an asm statement's text for every label, a real share of a label-dense
+# unit's compile, and the assembler expands the macro into the same code (defined
 # once per assembly: _once).
 # gcc gets the instructions themselves: it estimates an asm statement's size from its text,
-# and a one-line label made it inline more (a label-dense unit's code 15% larger).  No asm
+# and a one-line label made it inline more, so that a label-dense unit's code grew.  No asm
 # statement of label code names the flags: on x86 every asm statement clobbers them (gcc and
 # clang add the clobber themselves), and clang resolves each clobber it is given by searching
-# every register class by name, a hundredth of a label-dense unit's compile for ``"cc"``.
+# every register class by name, a cost per label for nothing.  The figures behind these choices:
+# bench/RESULTS.md, "The figures behind instrument/'s code".
 _CLOBBERS = ': "r11"'  # the count's and comparison's scratch register (above)
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
@@ -175,16 +176,16 @@ COUNT_FORM = (
 # site's operands) are one asm statement on x86-64.  It takes the two values converted to the
 # type C compares them in and, per label, compares them and counts as above where the label's
 # relation holds, the jump signed or unsigned as that type is (the assembler's ``.if``).  A
-# label statement costs the compiler about as much as a line of C: one statement for a group
-# of three compiled in a third of the time.  A site's other labels, up to six at a time
+# label statement costs the compiler about as much as a line of C, so a group's one statement
+# costs about what one of its labels cost.  A site's other labels, up to six at a time
 # (``__FFCC_COUNTS(ASKED, STATEMENTS, __FFCC_HIT(i, (PRED)), ...);``), are one asm statement too,
 # with each predicate's value an operand: clang's costs of an asm statement (its checks, IR,
 # constraint and clobber lookups, an assembler parser for its text) are mostly per statement,
-# and grouping cut jq's jv_dtoa.c labelled compile by a ninth.  Not under gcc, which at -O0
-# gives the predicates' values stack slots of their own (a label-dense frame passed twice its
-# plain size).  Elsewhere, and in a unit with labels compiled out, a group is its labels' own
-# statements (GROUPS_AS_LABELS).  As for the count, clang gets assembler macros, one invocation
-# per group that lists its labels (_list_macro), and gcc the instructions.
+# so fewer statements compile faster.  Not under gcc, which at -O0 gives the predicates' values
+# stack slots of their own (label-dense frames grew far past their plain size).  Elsewhere,
+# and in a unit with labels compiled out, a group is its labels' own statements
+# (GROUPS_AS_LABELS).  As for the count, clang gets assembler macros, one invocation per group
+# that lists its labels (_list_macro), and gcc the instructions.
 _SKIPS = {"LT": ("ge", "ae"), "LE": ("g", "a"), "GT": ("le", "be"), "GE": ("l", "b"),
           "EQ": ("ne", "ne"), "NE": ("e", "e")}  # the jumps past a count: signed, unsigned
 _COMPARE_ASM = ("cmp {b}, {a}", ".if {signed}", "j{skip_signed} 1f", ".else",

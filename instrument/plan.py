@@ -121,10 +121,11 @@ def sanitizer_runtime_flags(command: CompilerCommand, backend: Backend) -> list[
 
 # gcc collects garbage only once its heap has passed ggc-min-heapsize and grown by ggc-min-expand
 # percent since the last collection; on a machine with a few GB of memory both are at their
-# largest (128 MB, 100%).  Label code makes about three times a unit's garbage (coreutils'
-# ls.c: 121 MB allocated against 42 MB), so a labelled compile peaked near twice the plain one's
-# memory (117 MB against 65 MB).  Collecting from 16 MB on, every 30% of growth, it peaks at
-# 75 MB; the generated code is the same (identical objects).
+# largest (gcc's own limits: 128 MB, 100%).  Label code makes several times a unit's garbage,
+# so a labelled compile's memory peaked far above the plain one's, and a ``make -j`` build adds
+# the peaks up.  Collecting from 16 MB on, every 30% of growth, brings the peak close to the
+# plain compile's; the generated code is the same (identical objects).  Figures:
+# bench/RESULTS.md, "The figures behind instrument/'s code".
 LABELLED_GCC_MEMORY = ("--param", "ggc-min-heapsize=16384", "--param", "ggc-min-expand=30")
 
 
@@ -149,7 +150,7 @@ def labelled_compile_flags(command: CompilerCommand, backend: Backend,
 
 # --- links -------------------------------------------------------------------------------
 
-# clang's driver loads LLVM's libraries before it runs ld: about 35 ms of every link, four
+# clang's driver loads LLVM's libraries before it runs ld, which makes every link cost several
 # times what gcc's driver takes for the same ld command (same crt files, same libraries).  A
 # link that asks nothing of clang (no sanitizer runtime, LTO, other linker, target, ...) so
 # goes through the gcc beside it (Backend.linker): with options it passes on as they are,

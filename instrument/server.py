@@ -51,11 +51,11 @@ WARM_UP_SOURCE = b"""int warm_up(int a, int b, unsigned u, double d, int *p) {
 
 def preload() -> None:
     """Import what commands use, load libclang and annotate a small unit, and read an ELF
-    file's sections as a link does, before any command is forked off (without the warm-up, a
-    small unit's annotation took a command two to three times as long, and the first ELF
-    read, which builds pyelftools' parsers, added 2-4 ms to each link's 15-20). What fails
-    to load here fails in the command that needs it, with the message it would give without
-    a server."""
+    file's sections as a link does, before any command is forked off: a process's first
+    annotation, and its first ELF read, which builds pyelftools' parsers, cost much more than
+    later ones, and done here they are done once instead of in every forked command. What
+    fails to load here fails in the command that needs it, with the message it would give
+    without a server."""
     from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
     try:
         from clang.cindex import conf
