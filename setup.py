@@ -4,9 +4,10 @@ python-cffi/cffi#55) and the compiled ``ffcc`` command, installed as ``ffcc++`` 
 ``ffcc`` runs once per compile of a build, so it is a small C program (instrument/ffcc_client.c)
 that hands commands to the compile server and leaves everything else to Python's client, run
 by the interpreter installing it.  It includes instrument/ffcc_server_protocol.h, found beside
-it (``#include "..."``), which Python's client reads too and the package installs.  Without a C compiler (which ffcc itself needs anyway), the
-command is the Python client alone.  ``ffcc++`` is a copy of the command: the name it runs
-under makes it ffcc's C++ driver (toolchain.driver_of).  Everything else lives in pyproject.toml.
+it (``#include "..."``), which Python's client reads too and the package installs.  Without a C
+compiler (which ffcc itself needs anyway), the command is the Python client alone.  ``ffcc++``
+is a copy of the command: the name it runs under makes it ffcc's C++ driver
+(toolchain.driver_of).  Everything else lives in pyproject.toml.
 """
 import os
 import shutil
