@@ -28,14 +28,20 @@ import click
 
 from ffcc.fuzzer.engine.campaign import Campaign, stops_handled
 from ffcc.fuzzer.engine.cmplog import open_cmplog
-from ffcc.fuzzer.engine.config import DEFAULT_TIMEOUT_MS, Config, read_afl_environment, resumes
+from ffcc.fuzzer.engine.config import (
+    DEFAULT_TIMEOUT_MS,
+    CmplogTarget,
+    Config,
+    read_afl_environment,
+    resumes,
+)
 from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
 from ffcc.fuzzer.engine.lean import LEAN_DIR, LeanBuilds, check_rebuildable
 from ffcc.fuzzer.engine.phases import DEFAULT_POLICY, parse_policy
-from ffcc.fuzzer.engine.retire import POLICIES, Retirement
-from ffcc.fuzzer.engine.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.engine.retire import Retirement, RetirePolicy
+from ffcc.fuzzer.engine.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Schedule, Scheduler
 from ffcc.fuzzer.engine.seeds import read_seeds
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
@@ -61,6 +67,11 @@ def parse_timeout(text: str | None) -> int | None:
     if value < 5:
         raise click.BadParameter("the timeout must be at least 5 ms")
     return value
+
+
+def parse_cmplog(text: str | None) -> str | CmplogTarget | None:
+    """-c PROG_CMPLOG: the cmplog build's path, or (-c 0) the target itself."""
+    return CmplogTarget.ITSELF if text == CmplogTarget.ITSELF.value else text
 
 
 def parse_memory(text: str) -> int:
@@ -89,7 +100,7 @@ Other commands (each has --help):
               help="AFL dictionary file or directory (repeatable).")
 @click.option("-V", "max_seconds", type=float, help="Stop after this many seconds.")
 @click.option("-E", "max_execs", type=int, help="Stop after about this many executions.")
-@click.option("-p", "--schedule", type=click.Choice(["fairfuzz", "afl"]), default="fairfuzz",
+@click.option("-p", "--schedule", type=click.Choice([s.value for s in Schedule]), default="fairfuzz",
               show_default=True, help="Queue selection: FairFuzz rare branches, or plain AFL.")
 @click.option("-D", "deterministic", is_flag=True, help="Run AFL's deterministic stages.")
 @click.option("-c", "cmplog", metavar="PROG_CMPLOG",
@@ -115,7 +126,8 @@ Other commands (each has --help):
 @click.option("--phase-switch", default=DEFAULT_POLICY, show_default=True,
               help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
                    "time:S; the first that holds).")
-@click.option("--retire", type=click.Choice(POLICIES), default="first", show_default=True,
+@click.option("--retire", type=click.Choice([p.value for p in RetirePolicy]), default="first",
+              show_default=True,
               help="When a label stops counting: once the queue covers it; as first, and every "
                    "label left once none was covered for 10 minutes; or never.")
 @click.option("--rebuild-retired", type=click.FloatRange(min=0), metavar="SECONDS",
@@ -152,17 +164,17 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         mem_limit_mb=parse_memory(memory), dictionaries=dictionaries,
         max_seconds=max_seconds, max_execs=max_execs,
         seed=seed if seed is not None else random.SystemRandom().randrange(2**63),
-        schedule=schedule, deterministic=deterministic, target_trim=target_trim,
+        schedule=Schedule(schedule), deterministic=deterministic, target_trim=target_trim,
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch, env=env,
-        argv=("ffuzz", *own_argv), sync=sync, cmplog=cmplog,
-        labels_binary=labels_binary, retire=retire, rebuild_retired=rebuild_retired,
+        argv=("ffuzz", *own_argv), sync=sync, cmplog=parse_cmplog(cmplog),
+        labels_binary=labels_binary, retire=RetirePolicy(retire), rebuild_retired=rebuild_retired,
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
 
 
 def make_scheduler(config: Config) -> Scheduler:
-    if config.schedule == "afl":
+    if config.schedule is Schedule.AFL:
         return AflScheduler()
     return FairFuzzScheduler(use_mask=config.use_mask, bootstrap=config.bootstrap)
 
@@ -220,7 +232,7 @@ def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuil
     """The lean rebuilds of a labelled target under --rebuild-retired (on the lean build the
     last run went on with, or on resuming, the newest that still fits the target); None when
     nothing is rebuilt."""
-    if config.rebuild_retired is None or labels is None or config.retire == "never":
+    if config.rebuild_retired is None or labels is None or config.retire is RetirePolicy.NEVER:
         return None
     full = Path(config.target_argv[0])
     check_rebuildable(full)

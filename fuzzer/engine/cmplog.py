@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from ffcc.fuzzer.engine.config import Config
+from ffcc.fuzzer.engine.config import CmplogTarget, Config
 from ffcc.fuzzer.engine.dictionary import solved_tokens
 from ffcc.fuzzer.engine.executor import (
     Calibration,
@@ -437,7 +437,7 @@ def open_cmplog(config: Config, command: TargetCommand, input_path: Path,
     own forkserver, run on the target's arguments; None without -c."""
     if config.cmplog is None:
         return None
-    binary = command.argv[0] if config.cmplog == "0" else config.cmplog
+    binary = command.argv[0] if config.cmplog is CmplogTarget.ITSELF else config.cmplog
     runner = CmplogRunner(TargetCommand((binary, *command.argv[1:])),
                           input_path.with_name(input_path.name + "_cmplog"),
                           main.timeout_ms, config.seed, config.mem_limit_mb, config.batches)

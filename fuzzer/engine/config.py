@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from ffcc.fuzzer.engine.phases import PhasePolicy
-from ffcc.fuzzer.engine.scheduler import Bootstrap
+from ffcc.fuzzer.engine.retire import RetirePolicy
+from ffcc.fuzzer.engine.scheduler import Bootstrap, Schedule
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.parallel.sync import SyncSettings
 
@@ -75,6 +77,12 @@ def resumes(input_dir: str, env: AflEnvironment, has_campaign: Callable[[], bool
     return input_dir == "-" or (env.autoresume and has_campaign())
 
 
+class CmplogTarget(Enum):
+    """-c 0: the target itself is an ffcc --cmplog build (any other -c names one)."""
+
+    ITSELF = "0"
+
+
 @dataclass(frozen=True)
 class Config:
     input_dir: Path | None          # None: resume from the output directory (-i -)
@@ -86,7 +94,7 @@ class Config:
     max_seconds: float | None = None
     max_execs: int | None = None
     seed: int = 0
-    schedule: str = "fairfuzz"      # or "afl"
+    schedule: Schedule = Schedule.FAIRFUZZ  # -p
     deterministic: bool = False     # -D
     target_trim: bool = False       # -r
     bootstrap: Bootstrap = Bootstrap.OFF  # -q
@@ -96,11 +104,11 @@ class Config:
     env: AflEnvironment = field(default_factory=AflEnvironment)  # the AFL_* variables
     argv: tuple[str, ...] = field(default=())  # our own command line, for fuzzer_setup
     sync: SyncSettings | None = None  # -M/-S NAME: an instance in the sync dir -o
-    cmplog: str | None = None       # -c: the cmplog build of the target, or "0": the target
+    cmplog: str | CmplogTarget | None = None  # -c: the target's cmplog build (cmplog.py)
     labels_binary: Path | None = None  # --labels-binary: phase 2's build (phases.py)
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary
-    retire: str = "first"           # --retire: when a covered label stops counting (retire.py)
+    retire: RetirePolicy = RetirePolicy.FIRST  # --retire: when a covered label stops counting
     rebuild_retired: float | None = None  # --rebuild-retired: label stall before a lean rebuild
     lean_binary: Path | None = None  # runs in place of the target: a lean rebuild (lean.py)
 

@@ -29,6 +29,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import Enum
 
 import numpy as np
 
@@ -37,10 +38,15 @@ from ffcc.fuzzer.engine.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
 ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
-# Retire a label when the queue first covers it; as "first", and give up on every label left
-# once no label has been covered for STALL_SECONDS; never.
-POLICIES = ("first", "stall", "never")
 STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases.py)
+
+
+class RetirePolicy(Enum):
+    """--retire: when a covered label stops counting; the values are the option's spellings."""
+
+    FIRST = "first"  # once the queue covers it
+    STALL = "stall"  # as FIRST, and every label left once none was covered for STALL_SECONDS
+    NEVER = "never"
 
 
 class Retirement:
@@ -69,11 +75,11 @@ class Retirement:
         self.region = np.frombuffer(self._segment.view, dtype=np.uint8)
 
     @classmethod
-    def for_target(cls, policy: str, labels: LabelMap | None) -> Retirement | None:
+    def for_target(cls, policy: RetirePolicy, labels: LabelMap | None) -> Retirement | None:
         """The segment for a labelled target under ``policy``; None when nothing retires."""
-        if policy == "never" or labels is None or not labels.count:
+        if policy is RetirePolicy.NEVER or labels is None or not labels.count:
             return None
-        return cls(labels, STALL_SECONDS if policy == "stall" else None)
+        return cls(labels, STALL_SECONDS if policy is RetirePolicy.STALL else None)
 
     @property
     def indices(self) -> np.ndarray:

@@ -82,11 +82,22 @@ class QueueCursor:
     new_branch: bool = False  # one of them covered a map index nobody had hit before
 
 
+class Schedule(str, Enum):
+    """-p: which scheduler picks the entries.  The value is the spelling of -p, of
+    fuzzer_stats' schedule line and of the launcher's instance command lines."""
+
+    FAIRFUZZ = "fairfuzz"
+    AFL = "afl"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class Scheduler:
     """AFL's walk over the queue; subclasses decide, entry by entry, what to fuzz (`select`)
     and hear about the campaign's progress through the on_* hooks."""
 
-    name = ""
+    name: Schedule
     uses_hits = False  # select() reads the hit counts: the campaign computes them only then
 
     def __init__(self) -> None:
@@ -168,7 +179,7 @@ def afl_wants(entry: QueueEntry, queue: Queue, cycle: int, rng: random.Random) -
 class AflScheduler(Scheduler):
     """AFL's queue walk (afl-fuzz fuzz_one)."""
 
-    name = "afl"
+    name = Schedule.AFL
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
                rng: random.Random) -> Selection | None:
@@ -196,7 +207,7 @@ class FairFuzzScheduler(Scheduler):
     blacklisted as a target.
     """
 
-    name = "fairfuzz"
+    name = Schedule.FAIRFUZZ
     uses_hits = True
 
     def __init__(self, use_mask: bool = True, bootstrap: Bootstrap = Bootstrap.OFF) -> None:

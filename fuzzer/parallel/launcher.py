@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO
 
 from ffcc.fuzzer.engine.config import AflEnvironment
+from ffcc.fuzzer.engine.scheduler import Schedule
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.status import _count, _duration
 from ffcc.fuzzer.parallel.affinity import pinned_cpus
@@ -49,9 +50,9 @@ def instance_names(jobs: int) -> list[str]:
     return [MAIN_NAME] + [f"sec{k}" for k in range(1, jobs)]
 
 
-def instance_schedule(position: int) -> str:
+def instance_schedule(position: int) -> Schedule:
     """Main runs FairFuzz; the secondaries alternate plain AFL and FairFuzz."""
-    return "afl" if position % 2 else "fairfuzz"
+    return Schedule.AFL if position % 2 else Schedule.FAIRFUZZ
 
 
 def cmplog_positions(jobs: int) -> range:
@@ -114,7 +115,7 @@ def plan_instances(argv: Sequence[str], target: Sequence[str], jobs: int,
     plans = []
     for position, name in enumerate(instance_names(jobs)):
         role = ["-M" if position == 0 else "-S", name]
-        chosen = ["-p", schedule or instance_schedule(position)]
+        chosen = ["-p", schedule or str(instance_schedule(position))]
         solving = ["-c", cmplog] if cmplog is not None and position in cmplog_positions(jobs) \
             else []
         seeded = [] if seed is None else ["--seed", str(seed + position)]

@@ -24,7 +24,7 @@ from ffcc.fuzzer.engine.executor import (
 )
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.mask import ALL
-from ffcc.fuzzer.engine.scheduler import AflScheduler, FairFuzzScheduler, Scheduler
+from ffcc.fuzzer.engine.scheduler import AflScheduler, FairFuzzScheduler, Schedule, Scheduler
 from ffcc.fuzzer.engine.seeds import read_seeds
 from ffcc.fuzzer.engine.shadow import LOG_NAME, summarize
 from ffcc.fuzzer.errors import FuzzerError
@@ -156,7 +156,7 @@ def test_no_mask_option_targets_without_masking(tmp_path) -> None:
 
 
 def test_afl_schedule_is_the_same_engine_without_target_or_mask(tmp_path) -> None:
-    ex, _ = run_campaign(tmp_path, AflScheduler(), schedule="afl")
+    ex, _ = run_campaign(tmp_path, AflScheduler(), schedule=Schedule.AFL)
     assert ex.requests and all(r.target is None and r.mask is None for r in ex.requests)
 
 
