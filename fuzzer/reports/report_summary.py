@@ -1,15 +1,18 @@
 """The terminal summary of `ffuzz report`: rich tables of labels covered, then the scores.
 
-Tables: labels per criterion and operator, per file and function (total, covered, pruned as
-infeasible or trivial, uncovered), MCC combinations per decision (source text escaped: ``a[i]``
-is not rich markup); then the weak-mutation score
-(killed / (total - pruned)), the edges covered, and what was replayed (with the saved crashes
-and hangs that no longer crash or hang).
+Tables: per criterion and operator, the objectives the labels stand for (mutants for wm,
+combinations for mcc; a label whose record lists operators in ``also`` stands for one of
+each, so wm can count more mutants than WM labels were built) next to the labels built; per
+file and function, labels (total, covered, pruned as infeasible or trivial, uncovered); MCC
+combinations per decision (source text escaped: ``a[i]`` is not rich markup); then the
+weak-mutation score (killed / (mutants - pruned)), the edges covered, and what was replayed
+(with the saved crashes and hangs that no longer crash or hang).
 """
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 
 from rich.console import Console
@@ -44,30 +47,49 @@ def _count_cells(counts: Counts) -> list[str]:
             str(counts.uncovered), _percent(counts.score)]
 
 
-def _table(title: str, key: str) -> Table:
+def _table(title: str, key: str, counted: str = "labels") -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column(key)
-    for column in COUNT_COLUMNS:
+    table.add_column(counted, justify="right")
+    for column in COUNT_COLUMNS[1:]:
         table.add_column(column, justify="right")
     return table
 
 
 def _add_groups(table: Table, labels: list[LabelResult], key: Callable[[LabelResult], Hashable],
-                total_name: str) -> None:
-    """A bold row for all ``labels``, then one per group by ``key`` (unless there is one)."""
-    table.add_row(f"[bold]{escape(total_name)}[/]",
-                  *(f"[bold]{cell}[/]" for cell in _count_cells(count(labels))))
+                total_name: str, built: Counter[Hashable] | None = None) -> None:
+    """A bold row for all ``labels``, then one per group by ``key`` (unless there is one).
+    With ``built`` (labels built, by group name), each row ends with its group's count, the
+    bold row with their sum."""
     groups = grouped(labels, key)
+
+    def built_cells(names: Iterable[Hashable]) -> list[str]:
+        return [] if built is None else [str(sum(built[name] for name in names))]
+
+    table.add_row(f"[bold]{escape(total_name)}[/]",
+                  *(f"[bold]{cell}[/]" for cell in [*_count_cells(count(labels)),
+                                                     *built_cells(groups)]))
     for name, group in sorted(groups.items()) if len(groups) > 1 else ():
-        table.add_row(f"  {escape(str(name))}", *_count_cells(count(group)))
+        table.add_row(f"  {escape(str(name))}", *_count_cells(count(group)), *built_cells([name]))
     table.add_section()
 
 
 def operator_table(labels: list[LabelResult]) -> Table:
-    table = _table("Labels per criterion and operator", "criterion / operator")
+    """Objectives per criterion and operator (what covered and the rest count), then the
+    labels built for them: a label counts once, for its record's own operator, and stands
+    for one more objective per operator in its ``also``."""
+    table = _table("Labels per criterion and operator: the mutants (wm) and combinations (mcc) "
+                   "they stand for", "criterion / operator", "mutants or\ncombinations")
+    table.add_column("labels\nbuilt", justify="right")
+    built = Counter[Hashable](label.record.operator for label in labels)
     for criterion, group in sorted(grouped(objectives(labels),
                                            lambda label: label.record.criterion).items()):
-        _add_groups(table, group, lambda label: label.record.operator, criterion)
+        _add_groups(table, group, lambda label: label.record.operator, criterion, built)
+    if any(label.record.also for label in labels):
+        table.caption = ("a label stands for its record's operator and for each operator its "
+                         "`also` lists (the same predicate, asked for by both), so a row can count "
+                         "more mutants or combinations than labels built")
+        table.caption_justify = "left"
     return table
 
 
