@@ -20,11 +20,11 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-# picture name -> (plot_data column, axis label)
+# picture name -> (plot_data column, axis label, whether the column counts things)
 METRICS = {
-    "edges": ("edges_found", "edges found"),
-    "execs": ("execs_per_sec", "executions per second"),
-    "corpus": ("corpus_count", "corpus entries"),
+    "edges": ("edges_found", "edges found", True),
+    "execs": ("execs_per_sec", "executions per second", False),
+    "corpus": ("corpus_count", "corpus entries", True),
 }
 LABELS_PICTURE = "labels"
 FORMATS = ("png", "svg")
@@ -83,9 +83,11 @@ def _save(figure: Figure, directory: Path, name: str) -> list[Path]:
     return written
 
 
-def _figure(title: str, ylabel: str) -> tuple[Figure, Axes]:
+def _figure(title: str, ylabel: str, counts: bool) -> tuple[Figure, Axes]:
+    """A figure with one axes; a count (``counts``) gets integer ticks only."""
     # Imported here: matplotlib takes a second to import, which every ffuzz start would pay.
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
@@ -93,26 +95,40 @@ def _figure(title: str, ylabel: str) -> tuple[Figure, Axes]:
     axes.set_xlabel("fuzzing time (s)")
     axes.set_ylabel(ylabel)
     axes.grid(True, alpha=0.3)
+    if counts:
+        axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     return figure, axes
 
 
-def plot_campaigns(campaigns: list[CampaignSeries], directory: Path) -> list[Path]:
-    """Write one picture per metric, each with a line per campaign; returns the files."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, (column, ylabel) in METRICS.items():
-        figure, axes = _figure(ylabel, ylabel)
+def figures(campaigns: list[CampaignSeries]) -> dict[str, Figure]:
+    """One picture per metric, by name, each with a line per campaign (labels covered: for the
+    campaigns whose labels are known, none without).  Counts are drawn as steps, each sample's
+    value until the next sample: plot_data samples them every few seconds, and a straight line
+    between two samples would spread a jump found at once over the interval.  A rate
+    (executions per second) is drawn as a line."""
+    drawn = {}
+    for name, (column, ylabel, counts) in METRICS.items():
+        figure, axes = _figure(ylabel, ylabel, counts)
         for series in campaigns:
             if column in series.columns:
-                axes.plot(series.seconds, series.columns[column], label=series.name)
+                axes.plot(series.seconds, series.columns[column], label=series.name,
+                          drawstyle="steps-post" if counts else "default")
         axes.legend(loc="best")
-        written += _save(figure, directory, name)
+        drawn[name] = figure
     with_labels = [series for series in campaigns if series.label_times is not None]
     if with_labels:
-        figure, axes = _figure("labels covered", "labels covered")
+        figure, axes = _figure("labels covered", "labels covered", True)
         for series in with_labels:
             x, y = _labels_curve(series)
-            axes.step(x, y, where="post", label=f"{series.name} ({len(x) - 2} of {series.label_goals})")
+            axes.plot(x, y, drawstyle="steps-post",
+                      label=f"{series.name} ({len(x) - 2} of {series.label_goals})")
         axes.legend(loc="best")
-        written += _save(figure, directory, LABELS_PICTURE)
-    return written
+        drawn[LABELS_PICTURE] = figure
+    return drawn
+
+
+def plot_campaigns(campaigns: list[CampaignSeries], directory: Path) -> list[Path]:
+    """Write ``figures`` as PNG and SVG in ``directory``; returns the files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    return [path for name, figure in figures(campaigns).items()
+            for path in _save(figure, directory, name)]
