@@ -5,7 +5,9 @@ assets/ with its licence), fed mutation.json's content inline; MCC decisions get
 their own, one table per decision listing its combinations.  The viewer is embedded as a
 base64 data URI (its text holds sequences such as ``<!--`` that would change how an inline
 script is parsed) and the report as a JSON script block, so the page opens from disk with no
-network and no server.
+network and no server.  The viewer hides killed mutants until their filter is ticked; the
+page's script has every file view start with them shown, so that the mutants the fuzzer did
+kill (the headline ones, often) are in the source at first sight.
 """
 from __future__ import annotations
 
@@ -45,6 +47,15 @@ for (const button of document.querySelectorAll('nav button')) {
     }
   });
 }
+// The viewer ticks its Survived, NoCoverage and Timeout filters in a new file view, and the
+// states in the view's selectedMutantStates (empty until its filters first report): starting
+// that with Killed shows killed mutants too, in every file view, until the user unticks them.
+const fileView = customElements.get('mte-file').prototype;
+const willUpdate = fileView.willUpdate;
+fileView.willUpdate = function (changes) {
+  if (!this.selectedMutantStates.length) this.selectedMutantStates = ['Killed'];
+  willUpdate.call(this, changes);
+};
 """
 
 
