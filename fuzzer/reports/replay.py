@@ -38,11 +38,21 @@ class SavedInput:
     path: Path
     size: int
     time_ms: int     # fuzzing time at which it was saved (its time: field; 0 when absent)
+    instance: str = ""  # its instance in a parallel campaign's report; "" in a single one's
 
     @property
     def test_id(self) -> str:
-        """How the reports name it: kind/name."""
-        return f"{self.kind}/{self.name}"
+        """How the reports and the trace cache name it: kind/name, or instance/kind/name when
+        several instances' files (each with its own id:000000) are reported together."""
+        return f"{self.instance}/{self.kind}/{self.name}" if self.instance \
+            else f"{self.kind}/{self.name}"
+
+    @property
+    def saved_order(self) -> tuple[int, int, str, int]:
+        """Sort key of the order inputs were saved in: by fuzzing time, then queue before
+        crashes before hangs, then instance, then id (a label's first input is the first
+        in this order)."""
+        return self.time_ms, KINDS.index(self.kind), self.instance, id_of(self.name) or 0
 
 
 @dataclass(frozen=True)
@@ -51,23 +61,21 @@ class Trace:
     indices: np.ndarray  # map indices the run lit, ascending (uint32)
 
 
-def saved_inputs(instance: Path) -> list[SavedInput]:
-    """The inputs of an output directory's instance (OUT/default), in the order they were
-    saved: by fuzzing time, then queue before crashes before hangs, then id."""
+def saved_inputs(instance: Path, name: str = "") -> list[SavedInput]:
+    """The inputs of an instance's directory (OUT/default, OUT/main), in the order they were
+    saved; ``name`` is the instance's name in the report (test_id)."""
     found = []
-    for rank, kind in enumerate(KINDS):
+    for kind in KINDS:
         folder = instance / kind
         if not folder.is_dir():
             continue
         for path in folder.iterdir():
-            number = id_of(path.name)
-            if number is None or not path.is_file():
+            if id_of(path.name) is None or not path.is_file():
                 continue
             match = _TIME.search(path.name)
-            time_ms = int(match.group(1)) if match else 0
-            found.append((time_ms, rank, number,
-                          SavedInput(kind, path.name, path, path.stat().st_size, time_ms)))
-    return [saved for *_, saved in sorted(found, key=lambda item: item[:3])]
+            found.append(SavedInput(kind, path.name, path, path.stat().st_size,
+                                    int(match.group(1)) if match else 0, name))
+    return sorted(found, key=lambda saved: saved.saved_order)
 
 
 class ReplayExecutor(NativeExecutor):

@@ -6,7 +6,8 @@ each, so wm can count more mutants than WM labels were built) next to the labels
 file and function, labels (total, covered, pruned as infeasible or trivial, uncovered); MCC
 combinations per decision (source text escaped: ``a[i]`` is not rich markup); then the
 weak-mutation score (killed / (mutants - pruned)), the edges covered, and what was replayed
-(with the saved crashes and hangs that no longer crash or hang).
+(with the saved crashes and hangs that no longer crash or hang).  A parallel campaign's
+summary starts by saying so, with a table of what each instance found itself.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from ffcc.fuzzer.reports.label_coverage import (
     grouped,
     objectives,
 )
-from ffcc.fuzzer.reports.replay import KINDS
+from ffcc.fuzzer.reports.replay import KINDS, SavedInput
 from ffcc.fuzzer.reports.report import CampaignReport
 from ffcc.fuzzer.reports.stryker import project_root
 from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
@@ -145,7 +146,46 @@ def score_lines(report: CampaignReport) -> list[str]:
     return lines
 
 
+def parallel_lines(report: CampaignReport) -> list[str]:
+    """What a sync directory's report is of (nothing for a single instance's)."""
+    sync_dir = report.campaign.sync_dir
+    if sync_dir is None:
+        return []
+    names = [instance.part.name for instance in report.instances]
+    return [f"parallel campaign in {sync_dir}: {len(names)} instance(s) ({', '.join(names)}); "
+            f"this report is of the union of their queues, crashes and hangs, each entry "
+            f"imported from another instance counted once, at the instance that found it"]
+
+
+def _found_cells(inputs: list[SavedInput], labels: list[LabelResult], imported: int) -> list[str]:
+    """Queue entries, crashes and hangs among ``inputs``, the labels they cover, ``imported``."""
+    per_kind = Counter(saved.kind for saved in inputs)
+    return [*(str(per_kind[kind]) for kind in KINDS), str(sum(label.covered for label in labels)),
+            str(imported)]
+
+
+def instance_table(report: CampaignReport) -> Table:
+    """What each instance of a parallel campaign found itself, and the union (all)."""
+    table = Table(title="Instances: what each found itself (imported: queue entries it copied "
+                        "from the others, counted where they were found)", title_justify="left")
+    table.add_column("instance")
+    for column in (*KINDS, "labels covered", "imported"):
+        table.add_column(column, justify="right")
+    for instance in report.instances:
+        table.add_row(escape(instance.part.name),
+                      *_found_cells(instance.part.inputs, instance.labels, instance.part.imported))
+    table.add_section()
+    union = _found_cells(report.inputs, report.labels,
+                         sum(instance.part.imported for instance in report.instances))
+    table.add_row("[bold]all[/]", *(f"[bold]{cell}[/]" for cell in union))
+    return table
+
+
 def print_summary(report: CampaignReport, console: Console) -> None:
+    for line in parallel_lines(report):
+        console.print(line, highlight=False, markup=False)
+    if report.instances:
+        console.print(instance_table(report))
     console.print(operator_table(report.labels))
     console.print(function_table(report.labels))
     decisions = decision_table(report.labels)
