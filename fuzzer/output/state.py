@@ -33,11 +33,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from ffcc.fuzzer.engine.queue import QueueEntry
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.files import write_atomic
 
@@ -65,6 +64,23 @@ class Totals:
     imported: int = 0          # entries imported from peers (-M/-S)
 
 
+class SavedEntry(Protocol):
+    """What the state file keeps of a queue entry (the engine's QueueEntry is one): its
+    file, and the fields of EntryRecord, which resuming sets again."""
+
+    path: Path
+    depth: int
+    parent: int | None
+    exec_us: int
+    bitmap_size: int
+    handicap: int
+    variable: bool
+    favoured: bool
+    was_fuzzed: bool
+    passed_det: bool
+    trimmed: bool
+
+
 @dataclass(frozen=True)
 class EntryRecord:
     """A queue entry's history and measurements; its bytes are its file, its edges are
@@ -81,7 +97,7 @@ class EntryRecord:
     passed_det: bool
     trimmed: bool
 
-    def apply(self, entry: QueueEntry) -> None:
+    def apply(self, entry: SavedEntry) -> None:
         for name in RECORD_FIELDS:
             setattr(entry, name, getattr(self, name))
 
@@ -100,7 +116,7 @@ class CampaignState:
     phase: int = 1                         # 2: a two-phase campaign is on its labelled build
 
 
-def save(path: Path, state: CampaignState, queue: Sequence[QueueEntry]) -> None:
+def save(path: Path, state: CampaignState, queue: Sequence[SavedEntry]) -> None:
     """Write `state` with a record of each queue entry (state.entries is only what
     `load` reads back: records are taken from the live entries, column by column)."""
     entries = {"name": [entry.path.name for entry in queue],
