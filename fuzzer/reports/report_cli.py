@@ -33,7 +33,7 @@ WIDE = 120
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("-o", "report_dir", type=click.Path(path_type=Path),
               help="Where to write the report (default: OUT/default/report; for a sync "
-                   "directory of several instances, OUT/report).")
+                   "directory of -j or -M/-S instances, OUT/report, beside them).")
 @click.option("--edges-binary", type=click.Path(path_type=Path),
               help="An unlabelled build of the target: count the original program's edges on it.")
 @click.option("-t", "timeout_ms", type=click.IntRange(min=5),
