@@ -36,7 +36,7 @@ from ffcc.fuzzer.reports.stryker import project_root
 from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 
 FAULT_STATUS = {"crashes": RunStatus.CRASH, "hangs": RunStatus.TIMEOUT}  # what each did when saved
-COUNT_COLUMNS = ("labels", "covered", INFEASIBLE, TRIVIAL, "uncovered", "%")
+COUNT_COLUMNS = ("covered", INFEASIBLE, TRIVIAL, "uncovered", "%")  # after what is counted
 
 
 def _percent(value: float | None) -> str:
@@ -49,10 +49,11 @@ def _count_cells(counts: Counts) -> list[str]:
 
 
 def _table(title: str, key: str, counted: str = "labels") -> Table:
+    """A counts table: ``key``, then ``counted`` (what its rows count), then COUNT_COLUMNS."""
     table = Table(title=title, title_justify="left")
     table.add_column(key)
     table.add_column(counted, justify="right")
-    for column in COUNT_COLUMNS[1:]:
+    for column in COUNT_COLUMNS:
         table.add_column(column, justify="right")
     return table
 
