@@ -41,6 +41,7 @@ from ffcc.fuzzer.engine.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.engine.lean import LeanBuilds
 from ffcc.fuzzer.engine.mask import empty_mask
 from ffcc.fuzzer.engine.phases import PhaseProgress
+from ffcc.fuzzer.engine.progress import Progress, snapshot
 from ffcc.fuzzer.engine.queue import Focus, Queue, QueueEntry
 from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.engine.scheduler import Scheduler, Selection, queue_hits
@@ -50,7 +51,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output import state as saved_state
 from ffcc.fuzzer.output.outdir import CRASH_README, OutputDir, QueueFile, parent_id
 from ffcc.fuzzer.output.state import CampaignState, EntryRecord
-from ffcc.fuzzer.output.stats import Progress, Snapshot, append_plot, snapshot, write_fuzzer_stats
+from ffcc.fuzzer.output.stats import Snapshot, append_plot, write_fuzzer_stats
 from ffcc.fuzzer.output.status import Status
 from ffcc.fuzzer.parallel.sync import PeerEntry, SyncDir
 from ffcc.runtime.abi import MAX_INPUT, label_region_start
