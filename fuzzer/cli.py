@@ -34,6 +34,7 @@ from ffcc.fuzzer.engine.config import (
     Config,
     read_afl_environment,
     resumes,
+    sync_settings,
 )
 from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
@@ -51,7 +52,7 @@ from ffcc.fuzzer.output.status import make_status
 from ffcc.fuzzer.parallel.affinity import bind_to_free_cpu
 from ffcc.fuzzer.parallel.cluster import cluster_command
 from ffcc.fuzzer.parallel.launcher import launch
-from ffcc.fuzzer.parallel.sync import sync_settings
+from ffcc.fuzzer.parallel.sync import SyncDir
 from ffcc.fuzzer.reports.report_cli import SUBCOMMANDS
 
 
@@ -288,8 +289,10 @@ def run_once(config: Config, opening: str | None = None,
                            f"{executor.batch_size()} children per request")
         cmplog = open_cmplog(config, command_line, outdir.cur_input, executor)
         try:
+            peers = SyncDir(outdir, config.sync) if config.sync is not None else None
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
-                                target_labels.current(executor.modules()), cmplog=cmplog)
+                                target_labels.current(executor.modules()), cmplog=cmplog,
+                                peers=peers)
             campaign.label_source = lambda: target_labels.current(executor.modules())
             campaign.retirement = retirement
             campaign.lean = lean

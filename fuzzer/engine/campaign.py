@@ -8,7 +8,7 @@ executions in flight; what is not a file of its own (hit counts, each entry's
 history, the queue walk) is saved with the stats at every STATS_INTERVAL and
 at exit (state.py), so a resumed campaign (-i -) goes on where it was.
 An instance in a sync directory (-M/-S) imports its peers' new entries and
-their FairFuzz hit counts between two entries, at the sync interval (sync.py).
+their FairFuzz hit counts between two entries, at the sync interval (peers.py).
 """
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ from ffcc.fuzzer.engine.executor import Calibration, Executor, Finding, FindingK
 from ffcc.fuzzer.engine.labels import LabelMap, edge_region_end
 from ffcc.fuzzer.engine.lean import LeanBuilds
 from ffcc.fuzzer.engine.mask import empty_mask
+from ffcc.fuzzer.engine.peers import PeerEntry, PeerSync
 from ffcc.fuzzer.engine.phases import PhaseProgress
 from ffcc.fuzzer.engine.progress import Progress, snapshot
 from ffcc.fuzzer.engine.queue import Focus, Queue, QueueEntry
@@ -53,7 +54,6 @@ from ffcc.fuzzer.output.outdir import CRASH_README, OutputDir, QueueFile, parent
 from ffcc.fuzzer.output.state import CampaignState, EntryRecord
 from ffcc.fuzzer.output.stats import Snapshot, append_plot, write_fuzzer_stats
 from ffcc.fuzzer.output.status import Status
-from ffcc.fuzzer.parallel.sync import PeerEntry, SyncDir
 from ffcc.runtime.abi import MAX_INPUT, label_region_start
 from ffcc.runtime.files import write_atomic
 
@@ -87,7 +87,8 @@ class Campaign:
 
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: LabelMap | None = None,
-                 rng: random.Random | None = None, cmplog: CmplogStage | None = None) -> None:
+                 rng: random.Random | None = None, cmplog: CmplogStage | None = None,
+                 peers: PeerSync | None = None) -> None:
         self.config = config
         self.cmplog = cmplog  # -c: input-to-state, once per entry
         self.executor = executor
@@ -104,7 +105,7 @@ class Campaign:
         self._next_status = 0.0
         self._next_stats = 0.0
         self._edge_end = edge_region_end(labels, executor.map_size)
-        self.sync = SyncDir(outdir, config.sync) if config.sync is not None else None
+        self.sync = peers  # the sync directory's other instances (-M/-S)
         self._peer_hits: np.ndarray | None = None  # the peers' summed counts, last sync
         self._readme = CRASH_README.format(command=shlex.join(config.argv),
                                            memory=f"{config.mem_limit_mb} MB"
@@ -367,7 +368,7 @@ class Campaign:
 
     # -- sync directory ----------------------------------------------------
 
-    def sync_peers(self, sync: SyncDir) -> None:
+    def sync_peers(self, sync: PeerSync) -> None:
         """Import what is new in the peers' queues and -F directories, then share this
         instance's hit counts and take the peers' latest.  A stop (signal, -V, -E) ends
         the imports; the next sync or a resumed one goes on from the first entry not run."""

@@ -16,7 +16,6 @@ from ffcc.fuzzer.engine.phases import PhasePolicy
 from ffcc.fuzzer.engine.retire import RetirePolicy
 from ffcc.fuzzer.engine.scheduler import Bootstrap, Schedule
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.parallel.sync import SyncSettings
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_HANG_TIMEOUT_MS = 1000  # AFL++'s: a suspected hang is re-run with this timeout
@@ -69,6 +68,37 @@ def _sync_minutes(text: str) -> int:
 
 def _exit_status(text: str | None) -> int | None:
     return int(text) if text and text.lstrip("-").isdigit() else None
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """-M/-S NAME: this instance's place in a sync directory (parallel/sync.py)."""
+
+    name: str                        # this instance's directory in the sync dir
+    main: bool                       # -M
+    interval: float                  # seconds between syncs (a main node: half of it)
+    foreign: tuple[Path, ...] = ()   # -F
+
+
+def sync_settings(main: str | None, secondary: str | None, foreign: tuple[Path, ...],
+                  seconds: float | None, default_seconds: float) -> SyncSettings | None:
+    """The -M/-S/-F/--sync-seconds options as settings, default_seconds (AFL_SYNC_TIME's)
+    between syncs unless --sync-seconds is given; None for a lone instance."""
+    if main is not None and secondary is not None:
+        raise FuzzerError("-M and -S exclude each other")
+    name = main if main is not None else secondary
+    if name is None:
+        if foreign:
+            raise FuzzerError("-F needs -M")
+        return None
+    if not name or name.startswith(".") or "/" in name:
+        raise FuzzerError(f"not an instance name: {name!r}")
+    if foreign and main is None:
+        raise FuzzerError("-F needs -M")
+    if seconds is not None and seconds <= 0:
+        raise FuzzerError("--sync-seconds must be positive")
+    return SyncSettings(name, main is not None,
+                        seconds if seconds is not None else default_seconds, foreign)
 
 
 def resumes(input_dir: str, env: AflEnvironment, has_campaign: Callable[[], bool]) -> bool:

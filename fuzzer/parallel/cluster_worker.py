@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ffcc.fuzzer.engine.config import SyncSettings
 from ffcc.fuzzer.output.outdir import OutputDir, id_of
 from ffcc.fuzzer.parallel.cluster_hub import (
     CRASHES,
@@ -48,7 +49,7 @@ from ffcc.fuzzer.parallel.cluster_hub import (
     Report,
 )
 from ffcc.fuzzer.parallel.launcher import LOG_NAME, last_line, spawn_ffuzz
-from ffcc.fuzzer.parallel.sync import HITS_FILE, MAIN_MARK, SyncDir, SyncSettings
+from ffcc.fuzzer.parallel.sync import HITS_FILE, MAIN_MARK, SyncDir
 from ffcc.runtime.files import write_atomic
 
 HITS_DIR = "cluster"         # the pseudo-peer holding everyone else's counts

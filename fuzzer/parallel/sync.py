@@ -22,12 +22,12 @@ from __future__ import annotations
 import io
 import struct
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.engine.config import SyncSettings
+from ffcc.fuzzer.engine.peers import PeerEntry
 from ffcc.fuzzer.output.outdir import OutputDir, id_of
 from ffcc.runtime.files import write_atomic
 
@@ -37,24 +37,9 @@ FOREIGN = "foreign"      # the peer name afl-fuzz gives entries from -F director
 _NEXT_ID = struct.Struct("=I")
 
 
-@dataclass(frozen=True)
-class PeerEntry:
-    peer: str      # the peer's instance name, or FOREIGN
-    source: int    # the id it had there (a foreign file's position)
-    path: Path
-
-
-@dataclass(frozen=True)
-class SyncSettings:
-    name: str                        # this instance's directory in the sync dir
-    main: bool                       # -M
-    interval: float                  # seconds between syncs (a main node: half of it)
-    foreign: tuple[Path, ...] = ()   # -F
-
-
 class SyncDir:
     """This instance's view of the sync directory: what is new in its peers' queues and
-    what its peers counted."""
+    what its peers counted (the engine's PeerSync)."""
 
     def __init__(self, outdir: OutputDir, settings: SyncSettings) -> None:
         self.outdir = outdir
@@ -149,24 +134,3 @@ def _read_hits(path: Path) -> np.ndarray | None:
         return np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError):
         return None
-
-
-def sync_settings(main: str | None, secondary: str | None, foreign: tuple[Path, ...],
-                  seconds: float | None, default_seconds: float) -> SyncSettings | None:
-    """The -M/-S/-F/--sync-seconds options as settings, default_seconds (AFL_SYNC_TIME's)
-    between syncs unless --sync-seconds is given; None for a lone instance."""
-    if main is not None and secondary is not None:
-        raise FuzzerError("-M and -S exclude each other")
-    name = main if main is not None else secondary
-    if name is None:
-        if foreign:
-            raise FuzzerError("-F needs -M")
-        return None
-    if not name or name.startswith(".") or "/" in name:
-        raise FuzzerError(f"not an instance name: {name!r}")
-    if foreign and main is None:
-        raise FuzzerError("-F needs -M")
-    if seconds is not None and seconds <= 0:
-        raise FuzzerError("--sync-seconds must be positive")
-    return SyncSettings(name, main is not None,
-                        seconds if seconds is not None else default_seconds, foreign)

@@ -28,6 +28,8 @@ from test_launcher import (
 )
 from test_sync import WAIT, seed_dir, stats
 
+from ffcc.fuzzer.engine.config import SyncSettings
+from ffcc.fuzzer.engine.peers import PeerEntry
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
 from ffcc.fuzzer.output.state import FILE_NAME as STATE_FILE
@@ -43,7 +45,7 @@ from ffcc.fuzzer.parallel.cluster import (
 )
 from ffcc.fuzzer.parallel.cluster_hub import Hub, Report
 from ffcc.fuzzer.parallel.cluster_worker import HITS_DIR, Exchange, node_cpu
-from ffcc.fuzzer.parallel.sync import HITS_FILE, MAIN_MARK, PeerEntry, SyncDir, SyncSettings
+from ffcc.fuzzer.parallel.sync import HITS_FILE, MAIN_MARK, SyncDir
 
 AFL_NAME = re.compile(r"^id:\d{6},(time:\d+,execs:\d+,orig:|src:\d{6}|sync:\w+,src:\d{6})")
 

@@ -14,10 +14,10 @@ from fuzz_targets import ffuzz_env, reading_main
 from helpers import ffcc, needs_afl, poll_until
 
 from ffcc.fuzzer.engine.campaign import Campaign
-from ffcc.fuzzer.engine.config import AflEnvironment, read_afl_environment
+from ffcc.fuzzer.engine.config import AflEnvironment, SyncSettings, read_afl_environment, sync_settings
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
-from ffcc.fuzzer.parallel.sync import HITS_FILE, SyncDir, SyncSettings, sync_settings
+from ffcc.fuzzer.parallel.sync import HITS_FILE, SyncDir
 
 # Each four-letter word opens a branch of its own that mutation practically never finds (one
 # 32-bit compare): every instance's seed brings coverage the others can only import.
