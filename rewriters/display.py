@@ -2,7 +2,8 @@
 
 ``source_text``: the expression's tokens, separated by one space wherever the source separates
 them (spaces, line breaks, comments) and by nothing where it does not, so ``a+b`` and ``a + b``
-stay as written and a record's ``original`` can be searched for in the file.
+stay as written and a record's ``original`` can be searched for in the file. ``mutated_text``:
+the same for a mutant, which a report shows in the original's place (record ``mutants``).
 
 ``value_text``: how a predicate names an operand's value. Labels never evaluate an expression
 with side effects again; they read the value the program computed. Such an operand is written
@@ -13,22 +14,73 @@ side effects are written as they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from clang.cindex import Cursor
 
+from .model import Edit
 from .safety import side_effect_free
-from .unit import Unit
+from .unit import Span, Token, Unit, lex
 
 
 def source_text(unit: Unit, cursor: Cursor) -> str | None:
     """The node's tokens on one line, spaced as in the source; None if it holds a directive."""
-    tokens = unit.tokens_in(*unit.span(cursor))
-    if not tokens or any(token.spelling == "#" for token in tokens):
+    return mutated_text(unit, cursor, ())
+
+
+def mutated_text(unit: Unit, cursor: Cursor, edits: Sequence[Edit]) -> str | None:
+    """``source_text`` of the node with ``edits`` made (a mutant: mutation.py). The tokens an
+    edit covers give way to its text, spaced as the source spaces what the edit replaces, and
+    by a space where it would otherwise run into a neighbour (``- -abs(e)``). None where
+    source_text is None, or where an edit lies outside the node (a request at another site)."""
+    start, end = unit.span(cursor)
+    tokens = unit.tokens_in(start, end)
+    if not tokens or any(token.spelling == "#" for token in tokens) or \
+            not all(start <= first <= last <= end for first, last, _ in edits):
         return None
-    parts = [tokens[0].spelling]
-    for before, token in zip(tokens, tokens[1:]):
-        parts.append(f" {token.spelling}" if token.offset > before.end else token.spelling)
+    removed = [(first, last) for first, last, _ in edits if first < last]
+    pieces = _pieces(tokens, sorted(edits), removed) if edits else tokens
+    parts = [pieces[0][2]]
+    for before, after in zip(pieces, pieces[1:]):
+        # the source's bytes between the two (spaces, comments), less those an edit removed
+        between = after[0] - before[1] - sum(max(0, min(last, after[0]) - max(first, before[1]))
+                                             for first, last in removed)
+        spaced = between > 0 or (before[1] != after[0] or type(before) is not Token
+                                 or type(after) is not Token) and _fused(before[2], after[2])
+        parts.append(f" {after[2]}" if spaced else after[2])
     return "".join(parts)
+
+
+def _pieces(tokens: list[Token], edits: list[Edit], removed: list[Span]) -> list[Token | Edit]:
+    """The tokens no edit removes and the edits' texts, in source order: (start, end, text)
+    first in each, and an edit before a token it starts at."""
+    pieces: list[Token | Edit] = []
+    pending = iter(edits)
+    edit = next(pending, None)
+    for token in tokens:
+        while edit is not None and edit[0] <= token.offset:
+            pieces += [edit] if edit[2] else []
+            edit = next(pending, None)
+        if not any(first <= token.offset < last for first, last in removed):
+            pieces.append(token)
+    while edit is not None:
+        pieces += [edit] if edit[2] else []
+        edit = next(pending, None)
+    return pieces
+
+
+# Characters that never join the character before or after them into one token.
+_SEPARATE = frozenset("()[]{},;")
+
+
+def _fused(before: str, after: str) -> bool:
+    """Would the two texts written together lex as other tokens (``-`` and ``-abs(``)?"""
+    if before[-1] in _SEPARATE or after[0] in _SEPARATE:
+        return False
+
+    def spellings(text: str) -> list[str]:
+        return [token.spelling for token in lex(text.encode(errors="surrogateescape"))]
+    return spellings(before + after) != spellings(before) + spellings(after)
 
 
 def value_text(unit: Unit, cursor: Cursor) -> str | None:

@@ -7,12 +7,20 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .criteria import selected
-from .display import source_text, value_text, wrapped, written
+from .display import mutated_text, source_text, value_text, wrapped, written
 from .edits import EditConflict, EditSet
 from .frame import Frame, Slots, frame_of
 from .logic import Decision
 from .macro_expansion import expand_macros
-from .model import Annotation, BoundedDecision, Label, LabelOptions, LabelRequest, MergedLabel
+from .model import (
+    Annotation,
+    BoundedDecision,
+    Label,
+    LabelOptions,
+    LabelRequest,
+    MergedLabel,
+    MutatedLabel,
+)
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
 from .unit import ParseError, Unit, unparenthesised
@@ -233,16 +241,18 @@ _SLOT_NAME = re.compile(r"\bx[01]\b")
 
 
 def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
-                  ) -> tuple[dict[int, tuple[Function, list[LabelRequest]]], dict[int, list[str]]]:
+                  ) -> tuple[dict[int, tuple[Function, list[LabelRequest]]],
+                             dict[int, list[LabelRequest]]]:
     """Requests per site in emission order; a second request with the same key (by default
     its predicate) at the same expression is the same objective (e.g. ROR ``<`` -> ``<=`` and
     ABS zero on ``x < 0``; MCC's ``(n == 0)`` and ABS zero on ``n`` in the decision ``n ==
-    0``): not a second label, but its operator is recorded with the first request's (the
-    second mapping, by ``id`` of the request kept). Keys are first told apart without any
-    parentheses, backquotes or spaces (cheap, and exact keys can only be equal where those
-    are); only those that then look alike get exact keys."""
+    0``): not a second label, but it is recorded with the first request (the second mapping,
+    by ``id`` of the request kept: one request per other operator, for its id and its
+    mutant). Keys are first told apart without any parentheses, backquotes or spaces (cheap,
+    and exact keys can only be equal where those are); only those that then look alike get
+    exact keys."""
     by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
-    also: dict[int, list[str]] = {}
+    also: dict[int, list[LabelRequest]] = {}
     seen: defaultdict[tuple[Place, str], list[tuple[str, LabelRequest]]] = defaultdict(list)
     for function, request in requests:
         candidates = [(key, seen[place, key.translate(_NO_PARENTHESES_OR_SPACE)])
@@ -252,8 +262,9 @@ def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
                     None)
         if kept is not None:
             merged = also.setdefault(id(kept), [])
-            if request.operator is not kept.operator and request.operator.id not in merged:
-                merged.append(request.operator.id)
+            if request.operator is not kept.operator and \
+                    all(request.operator is not other.operator for other in merged):
+                merged.append(request)
             continue
         for key, alike in candidates:
             alike.append((key, request))
@@ -279,10 +290,11 @@ def _place(unit: Unit, edits: EditSet, site: Decision | Binop, indexed: Indexed,
 
 
 def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: Indexed,
-             also: dict[int, list[str]], number: int, keys: _Keys) -> list[Label]:
+             also: dict[int, list[LabelRequest]], number: int, keys: _Keys) -> list[Label]:
     """The records of one placed site's labels; position and original text are the site's,
     so they are worked out once, not once per label (a site has up to a dozen). A label whose
-    objective other operators share names them (``MergedLabel.also``)."""
+    objective other operators share names them (``MergedLabel.also``); one that is a mutant
+    shows it (``MutatedLabel.mutants``)."""
     line, column = unit.line_col(unit.span(site.cursor)[0])
     original = source_text(unit, site.cursor) or site.text
     operands = {} if isinstance(site, Decision) else keys.operands(site)
@@ -293,6 +305,13 @@ def _records(unit: Unit, function: Function, site: Decision | Binop, indexed: In
                       function=function.name, original=original,
                       predicate=written(request.predicate, operands) if operands
                       else request.predicate)
-        merged = also.get(id(request))
-        labels.append(MergedLabel(**vars(label), also=tuple(merged)) if merged else label)
+        merged = also.get(id(request), [])
+        mutants = {other.operator.id: text for other in (request, *merged) if other.mutation
+                   and (text := mutated_text(unit, site.cursor, other.mutation)) is not None}
+        if merged:
+            label = MergedLabel(**vars(label), mutants=mutants,
+                                also=tuple(other.operator.id for other in merged))
+        elif mutants:
+            label = MutatedLabel(**vars(label), mutants=mutants)
+        labels.append(label)
     return labels

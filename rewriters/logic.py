@@ -16,7 +16,7 @@ from .opaque import Speculation, speculation
 from .operators import LOGICAL
 from .ops import binary_op, unary_op
 from .safety import readable
-from .unit import Token, Unit, children, strip_implicit
+from .unit import Span, Token, Unit, children, strip_implicit
 from .variables import Variables
 
 
@@ -42,6 +42,7 @@ class Logic:
     left_cursor: Cursor  # operand expressions as written (a Not node has no cursor)
     right_cursor: Cursor
     operator: Token  # the operator as spelled between them
+    spans: tuple[Span, Span]  # where the operands are in the unit
     right_readable: bool  # may the right operand be evaluated when short-circuited?
     right_speculative: Speculation | None  # that evaluation (None if not readable)
 
@@ -108,6 +109,7 @@ class _Builder:
                 right = self.build(right_cursor)
                 self.logic[index] = Logic(index, op, node, left, right, left_cursor,
                                           right_cursor, operator,
+                                          (unit.span(left_cursor), unit.span(right_cursor)),
                                           *_speculative(right_cursor, unit, self.variables))
                 return self.logic[index]
         text = value_text(unit, cursor)

@@ -32,6 +32,10 @@ if TYPE_CHECKING:  # libclang-free at run time, so that estimate.py can take Lab
     from .logic import Decision
     from .sites import Binop, Function
 
+# (start, end, text): the bytes of the unit's source from start to end replaced by text (an
+# insertion where start == end, a deletion where text is empty)
+Edit = tuple[int, int, str]
+
 # The driver's preprocessor command for in_macros: (compile args, the file as the compile
 # command spells it, the marked copy to preprocess) -> argv that writes the preprocessed
 # copy to stdout without line markers (the rewriters never choose a compiler).
@@ -83,11 +87,23 @@ class Label:
 
 
 @dataclass(frozen=True)
-class MergedLabel(Label):
+class MutatedLabel(Label):
+    """A label that is a weak-mutation objective, its own operator's or one in ``also``:
+    ``mutants`` gives each such operator's mutant as source text (``original`` as the operator
+    mutates it, spaced alike: display.mutated_text), so that reports show mutants without
+    knowing C's operators. A subclass, so that MCC labels' records stay as they were."""
+
+    # operator id -> text, the label's own operator first; a dict, left out of the hash
+    mutants: dict[str, str] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class MergedLabel(MutatedLabel):
     """A label that also stands for other operators' objectives at its site: their requests had
     the same predicate (an MCC combination and a COR mutant; ROR and ABS on ``x < 0``), so it is
     emitted once and each operator counts it. A subclass, not a field of every label, so that
-    only such records carry ``also``."""
+    only such records carry ``also``. One of the operators is always a WM operator (MCC is the
+    only other), hence a MutatedLabel."""
 
     also: tuple[str, ...]  # operator ids, each once, in emission order
 
@@ -124,7 +140,9 @@ class LabelRequest:
     empty: the predicate is the key. ``relation``: ``code`` as (left, operator, right) when it is
     just a relational operator on operands of integer types of at most 64 bits (placeholders or
     numbers), so that labels comparing the same two values can share one comparison
-    (rewrite.py).
+    (rewrite.py). ``mutation``: how a WM operator's mutant differs from the original in source,
+    as edits of the site's text (mutation.py), from which the label record's ``mutants`` text
+    is made; empty for MCC.
     """
 
     site: Decision | Binop
@@ -134,6 +152,7 @@ class LabelRequest:
     needs: frozenset[str] = frozenset()
     key: str = ""
     relation: tuple[str, str, str] | None = None
+    mutation: tuple[Edit, ...] = ()
 
 
 class Emitter(Protocol):

@@ -108,8 +108,11 @@ class Arithmetic(BinaryMutant):
 
 @dataclass(frozen=True, eq=False)
 class Logical(BinaryMutant):
-    """COR: killed where the operands' truth values (left, right) are one of ``kill_pairs``."""
+    """COR: ``original`` replaced by the other logical operator ``mutant``, or the expression
+    by one operand alone (``mutant`` LHS or RHS); killed where the operands' truth values
+    (left, right) are one of ``kill_pairs``."""
 
+    mutant: str
     kill_pairs: frozenset[tuple[int, int]]
 
 
@@ -153,9 +156,10 @@ class Deletion(Mutant):
 
 @dataclass(frozen=True, eq=False)
 class OperandMutant(Operator):
-    """ABS: an arithmetic operand e replaced; killed where e compares with 0 as ``kill`` says
-    (orderings of (e, 0), kill_rules)."""
+    """ABS: an arithmetic operand e replaced by ``form`` (``{}`` standing for e's text); killed
+    where e compares with 0 as ``kill`` says (orderings of (e, 0), kill_rules)."""
 
+    form: str
     kill: Orderings
 
 
@@ -181,13 +185,14 @@ def _arithmetic(original: str, mutant: str) -> Arithmetic:
         simplified=_AOR_SIMPLIFIED.get((original, mutant)))
 
 
-def _logical(id: str, help: str, original: str, kill_pairs: set[tuple[int, int]]) -> Logical:
+def _logical(id: str, help: str, original: str, mutant: str,
+             kill_pairs: set[tuple[int, int]]) -> Logical:
     return Logical(id=id, criterion=WM_CRITERION, group="COR", help=help, original=original,
-                   kill_pairs=frozenset(kill_pairs))
+                   mutant=mutant, kill_pairs=frozenset(kill_pairs))
 
 
-def _operand(id: str, help: str, kill: set[str]) -> OperandMutant:
-    return OperandMutant(id=id, criterion=WM_CRITERION, group="ABS", help=help,
+def _operand(id: str, help: str, form: str, kill: set[str]) -> OperandMutant:
+    return OperandMutant(id=id, criterion=WM_CRITERION, group="ABS", help=help, form=form,
                          kill=frozenset(kill))
 
 
@@ -216,18 +221,20 @@ ROR = tuple(_relational(original, mutant)
             for original in RELATIONAL for mutant in RELATIONAL if mutant != original)
 AOR = tuple(_arithmetic(original, mutant)
             for original in ARITHMETIC for mutant in ARITHMETIC if mutant != original)
+LHS, RHS = "lhs", "rhs"  # Logical.mutant: the operand that replaces the whole expression
 COR = (
-    _logical("wm.cor.and_or", "a && b replaced by a || b", "&&", {(1, 0), (0, 1)}),
-    _logical("wm.cor.and_lhs", "a && b replaced by a", "&&", {(1, 0)}),
-    _logical("wm.cor.and_rhs", "a && b replaced by b", "&&", {(0, 1)}),
-    _logical("wm.cor.or_and", "a || b replaced by a && b", "||", {(1, 0), (0, 1)}),
-    _logical("wm.cor.or_lhs", "a || b replaced by a", "||", {(0, 1)}),
-    _logical("wm.cor.or_rhs", "a || b replaced by b", "||", {(1, 0)}),
+    _logical("wm.cor.and_or", "a && b replaced by a || b", "&&", "||", {(1, 0), (0, 1)}),
+    _logical("wm.cor.and_lhs", "a && b replaced by a", "&&", LHS, {(1, 0)}),
+    _logical("wm.cor.and_rhs", "a && b replaced by b", "&&", RHS, {(0, 1)}),
+    _logical("wm.cor.or_and", "a || b replaced by a && b", "||", "&&", {(1, 0), (0, 1)}),
+    _logical("wm.cor.or_lhs", "a || b replaced by a", "||", LHS, {(0, 1)}),
+    _logical("wm.cor.or_rhs", "a || b replaced by b", "||", RHS, {(1, 0)}),
 )
 ABS = (
-    _operand("wm.abs.abs", "operand e replaced by abs(e)", {kill_rules.LT}),
-    _operand("wm.abs.neg", "operand e replaced by -abs(e)", {kill_rules.GT}),
-    _operand("wm.abs.zero", "operand e replaced by fail-on-zero(e)", {kill_rules.EQ}),
+    _operand("wm.abs.abs", "operand e replaced by abs(e)", "abs({})", {kill_rules.LT}),
+    _operand("wm.abs.neg", "operand e replaced by -abs(e)", "-abs({})", {kill_rules.GT}),
+    _operand("wm.abs.zero", "operand e replaced by fail-on-zero(e)", "failOnZero({})",
+             {kill_rules.EQ}),
 )
 
 UOD = (Deletion(id="wm.uod.neg_noop", criterion=WM_CRITERION, group="UOD",

@@ -56,6 +56,8 @@ from .unit import (
     FLOAT_KINDS,
     INTEGER_KINDS,
     STATEMENT_KINDS,
+    Span,
+    Token,
     Unit,
     canonical_kind,
     children,
@@ -102,6 +104,8 @@ class Binop:
     bitfield: tuple[bool, bool]  # operands that are bit-fields (need promotion in temporaries)
     constant: tuple[bool, bool]  # operands known at compile time (labels read them as they are)
     in_register: tuple[bool, bool]  # integer or pointer operands (opaque.launder)
+    token: Token | None  # the operator as spelled (None: a unary one a macro spells)
+    spans: tuple[Span, Span]  # where lhs and rhs are in the unit
     order_exposed: bool = False  # labels here could change evaluation order: none
     form: str = BINARY  # BINARY, ASSIGNMENT or UNARY
     rereadable: tuple[bool, bool] = (True, True)  # operands labels may evaluate again
@@ -273,7 +277,8 @@ class _Walker:
         if is_constant(cursor) or not (unit.spelled(lhs) and unit.spelled(rhs)):
             return None
         lhs_text, rhs_text = unit.flat_text(lhs), unit.flat_text(rhs)
-        if unit.operator_between(lhs, rhs) is None or lhs_text is None or rhs_text is None:
+        operator = unit.operator_between(lhs, rhs)
+        if operator is None or lhs_text is None or rhs_text is None:
             return None
         kinds = canonical_kind(lhs), canonical_kind(rhs)
         if not all(_scalar(kind) for kind in kinds):
@@ -284,7 +289,8 @@ class _Walker:
             not plain and Neighbours(self.variables, [lhs]).clash_with(rhs))
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, plain,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (is_constant(lhs), is_constant(rhs)),
-                     (in_register(kinds[0]), in_register(kinds[1])), order_exposed,
+                     (in_register(kinds[0]), in_register(kinds[1])), operator,
+                     (unit.span(lhs), unit.span(rhs)), order_exposed,
                      rereadable=rereadable, full_expression=self.full_expression)
 
 
@@ -299,8 +305,11 @@ class _Walker:
         kids = children(cursor)
         lhs, rhs = (kids[0], kids[-1])
         unit = self.unit
-        if not (self._rereadable(lhs) and self._rereadable(rhs)) or (
-                form == ASSIGNMENT and unit.operator_between(lhs, rhs) is None):
+        if not (self._rereadable(lhs) and self._rereadable(rhs)):
+            return None
+        operator = unit.operator_between(lhs, rhs) if form == ASSIGNMENT else \
+            self._unary_token(cursor, op)
+        if form == ASSIGNMENT and operator is None:
             return None
         lhs_text, rhs_text = unit.flat_text(lhs), unit.flat_text(rhs)
         kinds = canonical_kind(lhs), canonical_kind(rhs)
@@ -308,8 +317,17 @@ class _Walker:
             return None
         return Binop(cursor, op, lhs, rhs, lhs_text, rhs_text, True,
                      (is_bitfield_ref(lhs), is_bitfield_ref(rhs)), (False, is_constant(rhs)),
-                     (in_register(kinds[0]), in_register(kinds[1])), around.clash_with(cursor),
-                     form, full_expression=self.full_expression)
+                     (in_register(kinds[0]), in_register(kinds[1])), operator,
+                     (unit.span(lhs), unit.span(rhs)), around.clash_with(cursor), form,
+                     full_expression=self.full_expression)
+
+    def _unary_token(self, cursor: Cursor, op: str) -> Token | None:
+        """The token of a unary operator (``-``, ``++x``, ``x--`` ...): the expression's first
+        token, or its last for a postfix one; None where it is not that operator (a macro's
+        name)."""
+        tokens = self.unit.tokens_in(*self.unit.span(cursor))
+        token = (tokens[-1] if op.startswith("x") else tokens[0]) if tokens else None
+        return token if token is not None and token.spelling == op.strip("x") else None
 
     def _rereadable_operand(self, cursor: Cursor) -> bool:
         """May labels read this operand of a binary expression again instead of capturing

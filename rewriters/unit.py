@@ -126,6 +126,7 @@ PER_USE_MACROS = frozenset({"__COUNTER__", "__LINE__"})
 Rename = dict[int, tuple[int, str]]
 # The outermost macro invocations of the main file: their starts, and their ends, in order.
 Invocations = tuple[list[int], list[int]]
+Span = tuple[int, int]  # (start, end) offsets of a node or token in the unit's source
 
 
 class Token(NamedTuple):

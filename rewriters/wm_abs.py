@@ -20,6 +20,7 @@ from clang.cindex import TypeKind
 
 from .kill_rules import EQ, GT, both, ordering_test, relational_test
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operand_replaced
 from .operators import ABS, ARITHMETIC, RELATIONAL
 from .sites import ASSIGNMENT, BINARY, Binop, Function
 from .unit import INTEGER_KINDS, UNSIGNED_SPELLING, canonical_kind
@@ -64,7 +65,8 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                     code, display, key = both(code, half), f"{display} && {half}", ""
                     relation = None
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
-                                        key=key, relation=relation))
+                                        key=key, relation=relation,
+                                        mutation=operand_replaced(site, operand.slot, mutant.form)))
 
 
 def _operands(site: Binop, left: Operand, right: Operand) -> tuple[Operand, ...]:

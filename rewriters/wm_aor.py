@@ -46,6 +46,7 @@ from clang.cindex import Cursor, TypeKind
 
 from .kill_rules import NO_POINT, Kill, both, literal_set_kill
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .opaque import TEMP
 from .operators import AOR, Arithmetic, Assignment, by_original
 from .ops import target_triple
@@ -133,7 +134,8 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                 kill = integer_kill(site.op, operator, right, computed, left)
                 if kill is not None:
                     emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
-                                            code=kill.code))
+                                            code=kill.code,
+                                            mutation=operator_replaced(site, operator.mutant)))
 
 
 def _label_offset(site: Binop, pointer: Operand, offset: Operand,
@@ -142,7 +144,7 @@ def _label_offset(site: Binop, pointer: Operand, offset: Operand,
     if site.op in "+-" and offset_mutable(pointer.cursor, offset):
         swapped = next(m for m in mutants if m.mutant == ("-" if site.op == "+" else "+"))
         emit.label(LabelRequest(site=site, operator=swapped, predicate=OFFSET_KILL,
-                                code=OFFSET_KILL))
+                                code=OFFSET_KILL, mutation=operator_replaced(site, swapped.mutant)))
 
 
 def offset_mutable(pointer: Cursor, offset: Operand) -> bool:
@@ -170,7 +172,8 @@ def label_floating(site: Binop, right: Operand, result: TypeKind,
             continue
         emit.label(LabelRequest(
             site=site, operator=operator, code=held_difference(op, mutant, result),
-            predicate=floating_difference(f"($x0) {op} ($x1)", f"($x0) {mutant} ($x1)")))
+            predicate=floating_difference(f"($x0) {op} ($x1)", f"($x0) {mutant} ($x1)"),
+            mutation=operator_replaced(site, operator.mutant)))
 
 
 def floating_difference(original: str, mutant: str) -> str:

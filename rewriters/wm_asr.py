@@ -20,6 +20,7 @@ from __future__ import annotations
 from clang.cindex import TypeKind
 
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .operators import ASR, Arithmetic, Assignment, by_original
 from .safety import is_bitfield_ref
 from .sites import ASSIGNMENT, Binop, Function
@@ -58,7 +59,7 @@ def _label_offset(site: Binop, target: Operand, value: Operand,
     if site.op in ("+=", "-=") and offset_mutable(site.lhs, value):
         swapped = next(m for m in mutants if m.mutant in ("+=", "-="))
         emit.label(LabelRequest(site=site, operator=swapped, predicate=OFFSET_KILL,
-                                code=OFFSET_KILL))
+                                code=OFFSET_KILL, mutation=operator_replaced(site, swapped.mutant)))
 
 
 def _label_integer(site: Binop, target: Operand, value: Operand,
@@ -79,7 +80,8 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
             kill = bitwise_kill(underlying, target, value, computed)
         if kill is not None:
             emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
-                                    code=kill.code))
+                                    code=kill.code,
+                                    mutation=operator_replaced(site, operator.mutant)))
 
 
 def _stored(site: Binop, target: Operand) -> tuple[IntegerType, int]:

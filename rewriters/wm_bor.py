@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from .kill_rules import Kill, bitwise_constant, both, unsigned_intervals
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .operators import BOR, SHIFT, Bitwise, by_original
 from .sites import BINARY, Function
 from .unit import UNSIGNED_SPELLING, bit_width, canonical_kind
@@ -49,7 +50,8 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
             kill = bitwise_kill(operator, left, right, computed)
             if kill is not None:
                 emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
-                                        code=kill.code))
+                                        code=kill.code,
+                                        mutation=operator_replaced(site, operator.mutant)))
 
 
 def bitwise_kill(operator: Bitwise, left: Operand, right: Operand, computed: Computed

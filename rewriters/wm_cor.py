@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from .logic import Decision, Logic, render
 from .model import Emitter, LabelOptions, LabelRequest
-from .operators import COR, by_original
+from .mutation import logical_replaced, operand_alone
+from .operators import COR, LOGICAL, by_original
 from .sites import Function
 
 group = "COR"
@@ -22,11 +23,15 @@ MUTANTS = by_original(COR)
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
     for decision in function.decisions:
+        parents = {id(child): (node, side) for node in decision.logic
+                   for side, child in enumerate((node.left, node.right)) if isinstance(child, Logic)}
         for node in decision.logic:
-            _label_node(decision, node, emit)
+            _label_node(decision, node, parents.get(id(node)), emit)
 
 
-def _label_node(decision: Decision, node: Logic, emit: Emitter) -> None:
+def _label_node(decision: Decision, node: Logic, parent: tuple[Logic, int] | None,
+                emit: Emitter) -> None:
+    """``parent``: the node ``node`` is an operand of, and which (0 left, 1 right)."""
     skipping_left = 0 if node.op == "&&" else 1
     left_text, right_text = render(node.left), render(node.right)
     for mutant in MUTANTS[node.op]:
@@ -42,6 +47,8 @@ def _label_node(decision: Decision, node: Logic, emit: Emitter) -> None:
             code=" | ".join(f"(($l{node.index} == {a}) & ($r{node.index} == {b}))"
                             for a, b in ordered),
             needs=frozenset({f"l{node.index}", f"r{node.index}"}),
+            mutation=logical_replaced(node, mutant.mutant, parent) if mutant.mutant in LOGICAL
+            else operand_alone(node, mutant.mutant),
         ))
 
 

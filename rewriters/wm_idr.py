@@ -16,6 +16,7 @@ from __future__ import annotations
 from clang.cindex import TypeKind
 
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .operators import IDR, by_original
 from .sites import UNARY, Function
 from .unit import FLOAT_KINDS
@@ -35,9 +36,10 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         if site.form != UNARY or operator is None:
             continue
         target = operands(site)[0]
+        mutation = operator_replaced(site, operator.mutant.strip("x"))  # ops.UNARY_SPELLING
         if target.own == TypeKind.BOOL:
             emit.label(LabelRequest(site=site, operator=operator, predicate=BOOL_KILL,
-                                    code=BOOL_KILL))
+                                    code=BOOL_KILL, mutation=mutation))
         elif target.own in FLOAT_KINDS:
             if not holding.held:
                 emit.left_out()
@@ -45,4 +47,4 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
             emit.label(LabelRequest(
                 site=site, operator=operator,
                 code=held_difference("+", "-", target.own).replace("$x1", "1"),
-                predicate=floating_difference("($x0) + 1", "($x0) - 1")))
+                predicate=floating_difference("($x0) + 1", "($x0) - 1"), mutation=mutation))

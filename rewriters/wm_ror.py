@@ -28,6 +28,7 @@ from .kill_rules import (
     relational_test,
 )
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .operators import ROR, Relational, by_original
 from .sites import Binop, Function
 from .wm_operands import Operand, against_constant, operands, zero_key
@@ -70,5 +71,6 @@ def _label_site(site: Binop, mutants: tuple[Relational, ...], emit: Emitter) -> 
         key = ""
         if against_zero is not None and against_zero.sign_kept:
             key = zero_key(against_zero.slot, mirrored(kill) if against_zero is right else kill)
-        emit.label(LabelRequest(site=site, operator=operator,
-                                predicate=display, code=code, key=key, relation=relation))
+        emit.label(LabelRequest(site=site, operator=operator, predicate=display, code=code,
+                                key=key, relation=relation,
+                                mutation=operator_replaced(site, operator.mutant)))

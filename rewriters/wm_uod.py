@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .kill_rules import both, ordering_test, relational_test
 from .model import Emitter, LabelOptions, LabelRequest
+from .mutation import operator_replaced
 from .operators import UOD
 from .sites import UNARY, Function
 from .unit import UNSIGNED_SPELLING
@@ -44,4 +45,5 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
             code, display, key = both(code, half), f"{display} && {half}", ""
             relation = None
         emit.label(LabelRequest(site=site, operator=operator, predicate=display, code=code,
-                                key=key, relation=relation))
+                                key=key, relation=relation,
+                                mutation=operator_replaced(site, "")))

@@ -1,4 +1,5 @@
-"""Golden files: golden/case.c beside golden/case.c.expected (annotated text + label table).
+"""Golden files: golden/case.c beside golden/case.c.expected (annotated text + label table, a
+row per label ending with each mutant the label shows: ``| operator: text``).
 
 The first line of a case names its options, e.g. ``// options: mcc mcc_max=2 wm=ROR,COR``.
 Regenerate after an intended change with ``FFCC_UPDATE_GOLDEN=1 pytest tests/rewriters``.
@@ -33,6 +34,8 @@ def options_of(source: Path) -> LabelOptions:
 def render(source: Path) -> str:
     ann = annotate(str(source), [], options_of(source))
     table = "\n".join(f"{l.index} {l.operator} {l.line}:{l.column} {l.function} | {l.predicate}"
+                      + "".join(f" | {operator}: {text}"
+                                for operator, text in getattr(l, "mutants", {}).items())
                       for l in ann.labels)
     return f"{ann.text}/* left_out={ann.left_out}\n{table}\n*/\n"
 
