@@ -33,7 +33,7 @@ import json
 import os
 import struct
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -190,10 +190,13 @@ RETIRED = "retired"
 class LabelRecord:
     """One label of a label database, as ffcc wrote it after linking (instrument/label_db.py).
 
-    Field order is the order of the keys in the file.  ``also``, ``pruned`` and ``gate`` are
-    absent from records that have none (empty, None); the other fields are in every record
-    ffcc writes, and default to empty (line and column 0, which no label has: lines and
-    columns count from 1) for records that name only id and slot."""
+    Field order is the order of the keys in the file.  ``also``, ``mutants``, ``pruned`` and
+    ``gate`` are absent from records that have none (empty, None); the other fields are in
+    every record ffcc writes, and default to empty (line and column 0, which no label has:
+    lines and columns count from 1) for records that name only id and slot.  ``mutants``
+    shows each weak-mutation operator of the label (its own, those in ``also``) as the
+    original text that operator mutates, spaced alike (ffcc.rewriters owns C's operators;
+    databases of an ffcc before it have none)."""
 
     id: int
     slot: int                  # byte of the label region (map index: label_region_start + slot)
@@ -206,6 +209,8 @@ class LabelRecord:
     function: str = ""
     original: str = ""         # source text of the decision or expression
     predicate: str = ""        # what covers the label, over the operands' text
+    # operator id -> its mutant's text, in ``original``'s place; a dict, left out of the hash
+    mutants: dict[str, str] = field(default_factory=dict, hash=False)
     pruned: str | None = None  # INFEASIBLE, TRIVIAL or RETIRED: the label compiled to nothing
     gate: int | None = None    # slot of the gate of the label's site
 
@@ -231,11 +236,12 @@ class LabelRecord:
         """The record's line, without its newline: the keys in field order (or sorted, for a
         comparison that field order must not change), those that are None or empty left out."""
         return json.dumps({name: value for name in _FIELD_NAMES
-                           if (value := getattr(self, name)) is not None and value != ()},
+                           if (value := getattr(self, name)) not in _ABSENT},
                           sort_keys=sort_keys)
 
 
 _FIELD_NAMES = tuple(field.name for field in fields(LabelRecord))
+_ABSENT: tuple[object, ...] = (None, (), {})  # values of fields a record leaves out
 _OPTIONAL_FIELDS = _FIELD_NAMES[2:]  # all but id and slot
 
 

@@ -74,6 +74,7 @@ def test_the_runtime_and_the_native_core_use_the_same_names() -> None:
 def test_label_database_round_trips(tmp_path: Path) -> None:
     labels = [abi.LabelRecord(0, 12, "/a.c", "mcc", "mcc", line=3, column=7),
               abi.LabelRecord(1, 70, "/a.c", "wm", "wm.abs.zero", also=("mcc",),
+                              mutants={"wm.abs.zero": "failOnZero(x) < 0"},
                               pruned=abi.TRIVIAL, gate=71)]
     program = tmp_path / "prog"
     abi.write_label_db(program, abi.LabelDatabase(128, labels))
@@ -83,18 +84,20 @@ def test_label_database_round_trips(tmp_path: Path) -> None:
     assert json.loads(lines[1]) == {"id": 0, "slot": 12, "file": "/a.c", "criterion": "mcc",
                                     "operator": "mcc", "line": 3, "column": 7, "function": "",
                                     "original": "", "predicate": ""}
-    assert list(json.loads(lines[2]))[-2:] == ["pruned", "gate"]
+    assert list(json.loads(lines[2]))[-3:] == ["mutants", "pruned", "gate"]
     assert abi.read_label_db(program) == abi.LabelDatabase(128, labels)
     assert abi.read_label_db(tmp_path / "other") is None
 
 
 def test_label_records_of_a_real_build_round_trip_byte_for_byte(tmp_path: Path) -> None:
-    """What ffcc writes (also, pruned and gate included) is what LabelRecord writes back."""
+    """What ffcc writes (also, mutants, pruned and gate included) is what LabelRecord writes
+    back."""
     ffcc("--mcc", "--wm", "--prune", "--label-gates", "-o", f"{tmp_path}/",
          "samples/temperature/temperature.c", cwd=REPO)
     lines = abi.db_path(tmp_path / "temperature").read_text().splitlines()[1:]
     records = [abi.LabelRecord.from_json(line) for line in lines]
-    assert all(any(getattr(r, name) for r in records) for name in ("also", "pruned", "gate"))
+    assert all(any(getattr(r, name) for r in records)
+               for name in ("also", "mutants", "pruned", "gate"))
     assert [record.to_json() for record in records] == lines
 
 
