@@ -3,9 +3,10 @@
 Each WM label is a mutant: Killed when a saved input covered it (killedBy names the first such
 input, a queue entry, crash or hang: the report's "tests", listed under testFiles by folder),
 Survived when none did, Ignored when ffcc --prune removed it.  The location spans the original
-expression from the label record (1-based line and column; the end is exclusive); mutants.py
-rebuilds the mutated text.  Paths are relative to the sources' common directory (projectRoot)
-and every file carries its source, as the viewer shows mutants in it.
+expression from the label record (1-based line and column; the end is exclusive); the
+replacement is the record's text of the mutant (mutants.py), given where the source holds the
+original text at that location.  Paths are relative to the sources' common directory
+(projectRoot) and every file carries its source, as the viewer shows mutants in it.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from ffcc.fuzzer.engine.executor import RunStatus, TargetCommand
 from ffcc.fuzzer.reports.label_coverage import LabelResult, objectives
-from ffcc.fuzzer.reports.mutants import describe
+from ffcc.fuzzer.reports.mutants import Mutant, describe
 from ffcc.fuzzer.reports.replay import ReplayExecutor, Trace
 from ffcc.fuzzer.reports.report_summary import decision_table, operator_table
 from ffcc.fuzzer.reports.stryker import mutation_report
@@ -124,6 +124,8 @@ def test_mutation_json_validates_against_strykers_schema(report):
     assert all(set(m["killedBy"]) <= tests for m in mutants if m["status"] == "Killed")
     assert any(m.get("killedBy", [""])[0].startswith("crashes/") for m in mutants), \
         "the == 50 mutant is killed by the crash"
+    ge_gt = [m for m in mutants if m["description"].startswith("wm.ror.ge_gt:")]
+    assert [m.get("replacement") for m in ge_gt] == ["current_temp > TEMPERATURE_LIMIT"]
     hits = branch_hits((report["dir"] / "labels.info").read_text())
     labels = {m["id"]: int(m["id"].split(":")[0]) for m in mutants}  # LABEL[:OPERATOR]
     assert {labels[m["id"]] for m in mutants if m["status"] == "Killed"} == \
@@ -289,21 +291,30 @@ def test_fuzzing_command_line_is_unchanged():
     assert done.returncode == 0 and "-i" in done.stdout and "Fuzz TARGET" in done.stdout
 
 
-def mutant(operator: str, original: str, predicate: str) -> LabelRecord:
-    return LabelRecord(0, 0, operator=operator, original=original, predicate=predicate)
+def test_a_mutant_is_the_text_its_record_shows():
+    """ffcc writes each mutant's text in the record (``mutants``): the report takes it as it is."""
+    record = LabelRecord(0, 0, operator="wm.ror.lt_le", original="a - -b < c",
+                         predicate="a - -b == c", mutants={"wm.ror.lt_le": "a - -b <= c"})
+    assert describe(record) == Mutant(
+        "ROR", "a - -b <= c", "wm.ror.lt_le: a - -b < c replaced by a - -b <= c; "
+        "killed when a - -b == c")
 
 
-@pytest.mark.parametrize(("record", "replacement"), [
-    (mutant("wm.ror.lt_le", "a - -b < c", "x"), "a - -b <= c"),
-    (mutant("wm.aor.sub_add", "a - -b", "x"), "a + -b"),
-    (mutant("wm.aor.mul_div", "f(a * b) * *p", "x"), "f(a * b) / *p"),
-    (mutant("wm.cor.and_lhs", "p && (q || r)", "x"), "p"),
-    (mutant("wm.cor.or_rhs", "a || b || c", "x"), None),
-    (mutant("wm.abs.neg", "n + 1", "(n) > 0"), "-abs(n) + 1"),
-    (mutant("wm.abs.abs", "d * 2.0", "isless(d, 0)"), "abs(d) * 2.0"),
-])
-def test_mutated_text_is_rebuilt_from_the_record(record, replacement):
-    assert describe(record).replacement == replacement
+def test_a_shared_label_shows_the_mutant_of_each_objective():
+    shared = LabelRecord(4, 16, "/src/a.c", "mcc", "mcc", also=("wm.cor.and_lhs",),
+                         original="a && b", predicate="(a) && !(b)",
+                         mutants={"wm.cor.and_lhs": "a"})
+    cor = objectives([LabelResult(shared, 1, None, False)])[1]
+    assert describe(cor.record).replacement == "a"
+
+
+def test_a_record_of_an_older_ffcc_gives_a_mutant_without_replacement():
+    """Databases written before records carried ``mutants``: the mutant is described from the
+    record's operator id, original text and kill condition, with no replacement."""
+    record = LabelRecord.from_json(json.dumps({
+        "id": 0, "slot": 0, "criterion": "wm", "operator": "wm.abs.neg", "original": "n + 1",
+        "predicate": "n > 0"}))
+    assert describe(record) == Mutant("ABS", None, "wm.abs.neg: mutates n + 1; killed when n > 0")
 
 
 def test_source_text_in_the_summary_is_not_markup():
