@@ -16,29 +16,28 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import SUMMARY_SUFFIX
 
-from .command_line import Mode, parse_command
+from .command_line import CompilerCommand, Mode, parse_command
 from .errors import FfccError
 from .options import FfccOptions, help_text, parse_options
-from .plan import needs_runtime, plan_compile, preprocess_argv
+from .plan import needs_runtime, parse_flags, plan_compile, preprocess_argv
 from .toolchain import C_DRIVER, Backend, driver_of, predefined_macros, select_backend
 
 if TYPE_CHECKING:
-    from .labelled_compile import LabelBuilder
+    from .labelled_compile import LabelBuilder, LabelSettings
 
 
-def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
-    """A LabelBuilder for the labels the options ask for (their macros expanded and
-    pruned with ``backend``), or None."""
-    if not opts.wants_labels:
-        return None
+def label_settings(opts: FfccOptions, backend: Backend) -> LabelSettings:
+    """What the options ask every unit to be labelled with (their macros expanded with
+    ``backend``), for a build and for ``--estimate`` alike."""
     from ffcc.rewriters import LabelOptions
 
-    from .labelled_compile import LabelBuilder, LabelSettings
+    from .labelled_compile import LabelSettings
     from .selection import make_selection
 
     selection = make_selection(opts.only_files, opts.only_funcs, opts.allowlist)
@@ -46,10 +45,6 @@ def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
     label_options = LabelOptions(mcc=opts.mcc, mcc_max=opts.mcc_bound, wm_ops=opts.wm_ops,
                                  only_funcs=selection.functions, in_macros=opts.in_macros,
                                  macro_preprocessor=preprocessor)
-    pruner = None
-    if opts.prune:
-        from .prune.pruner import Pruner, default_jobs
-        pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
     retired: frozenset[tuple[str, int]] = frozenset()
     if opts.retired:
         from ffcc.runtime.abi import LabelDbError, read_retired
@@ -57,12 +52,24 @@ def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
             retired = frozenset(read_retired(opts.retired))
         except LabelDbError as err:
             raise FfccError(f"ffcc: error: --retired: {err}", 2) from None
-    settings = LabelSettings(
+    return LabelSettings(
         label_options, selection, tuple(predefined_macros()), branch_free=backend.links_ffcc_runtime,
         gates=opts.label_gates, comparisons_logged=backend.cmplog,
         labels_required=opts.labels_required, retired=retired,
         keep_dir=opts.keep_annotated, verbose=opts.verbose)
-    return LabelBuilder(settings, pruner)
+
+
+def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
+    """A LabelBuilder for the labels the options ask for (pruned with ``backend``), or None."""
+    if not opts.wants_labels:
+        return None
+    from .labelled_compile import LabelBuilder
+
+    pruner = None
+    if opts.prune:
+        from .prune.pruner import Pruner, default_jobs
+        pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
+    return LabelBuilder(label_settings(opts, backend), pruner)
 
 
 def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
@@ -85,24 +92,37 @@ def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
     return run(argv)
 
 
-def estimate(paths: list[str], opts: FfccOptions) -> int:
-    """Print expected label counts per file (tree-sitter: no includes, no compile) for the
-    labels the options ask for; with neither --mcc nor --wm, for every operator group."""
-    from ffcc.rewriters import LabelOptions, estimate_file
+def estimate(command: CompilerCommand, opts: FfccOptions, backend: Backend) -> int:
+    """Print, per C source, the labels a build with these options gets: the labeller runs on
+    each file with the command's flags, as in a build, and nothing is compiled (pruning, which
+    needs compiles, is not applied).  With neither --mcc nor --wm, every operator group's.
+    A file that cannot be read or parsed is named with the reason, and the status is then 1."""
+    from ffcc.rewriters import annotate, lines_of_code
     from ffcc.rewriters.operators import WM_GROUPS
+    from ffcc.rewriters.unit import ParseError
 
-    every_group = not opts.wants_labels
-    wanted = LabelOptions(mcc=opts.mcc or every_group, mcc_max=opts.mcc_bound,
-                          wm_ops=frozenset(WM_GROUPS) if every_group else opts.wm_ops)
-    print(f"{'file':40} {'lines':>7} {'mcc':>7} {'wm':>7} {'labels/line':>12}")
-    for path in paths:
+    if not opts.wants_labels:
+        opts = replace(opts, mcc=True, wm_ops=frozenset(WM_GROUPS))
+    settings = label_settings(opts, backend)
+    flags = [*settings.macros, *parse_flags(command)]
+    print(f"{'file':40} {'lines':>7} {'mcc':>7} {'wm':>7} {'left out':>9} {'labels/line':>12}")
+    failed = 0
+    for source in command.c_sources:
+        if not settings.selection.wants_file(source.path):
+            continue
         try:
-            est = estimate_file(path, wanted)
-        except OSError as err:
-            raise FfccError(f"ffcc: error: cannot read {path}: {err.strerror}") from err
-        print(f"{path:40} {est.lines_of_code:7} {est.mcc_labels:7} {est.wm_labels:7} "
-              f"{est.labels_per_loc:12.2f}")
-    return 0
+            result = annotate(source.path, flags, settings.options)
+            lines = lines_of_code(source.path)
+        except (OSError, ParseError) as err:
+            reason = err.strerror if isinstance(err, OSError) else str(err).split("; ")[0]
+            print(f"ffcc: error: {source.path}: cannot estimate: {reason}", file=sys.stderr)
+            failed += 1
+            continue
+        mcc = sum(label.criterion == "mcc" for label in result.labels)
+        wm = len(result.labels) - mcc
+        print(f"{source.path:40} {lines:7} {mcc:7} {wm:7} {result.left_out:9} "
+              f"{len(result.labels) / max(lines, 1):12.2f}")
+    return 1 if failed else 0
 
 
 def run(argv: list[str], driver: str = C_DRIVER) -> int:
@@ -123,9 +143,9 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
         if given and not opts.wants_labels:
             raise FfccError(f"ffcc: error: {option} needs labels (--mcc, --wm) or a build "
                             f"directory (ffcc {spelled} build/)", 2)
-    if opts.estimate:
-        return estimate([s.path for s in command.c_sources], opts)
     backend = select_backend(opts.cc, opts.cmplog, opts.cxx_driver, opts.cxx)
+    if opts.estimate:
+        return estimate(command, opts, backend)
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
     # A link alone needs no rewriters: their import would be most of a link's own cost.
     builder = (label_builder(opts, backend)

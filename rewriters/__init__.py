@@ -31,14 +31,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .estimate import Estimate, estimate_file
+    from .estimate import lines_of_code
     from .labelling import annotate
     from .model import Annotation, Label, LabelOptions
 
-__all__ = ["annotate", "Annotation", "Label", "LabelOptions", "estimate_file", "Estimate"]
+__all__ = ["annotate", "Annotation", "Label", "LabelOptions", "lines_of_code"]
 
 _MODULE_OF = {"annotate": "labelling", "Annotation": "model", "Label": "model",
-              "LabelOptions": "model", "estimate_file": "estimate", "Estimate": "estimate"}
+              "LabelOptions": "model", "lines_of_code": "estimate"}
 
 
 def __getattr__(name: str) -> object:
