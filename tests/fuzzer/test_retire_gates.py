@@ -16,7 +16,7 @@ from helpers import REPO, ffcc, sample_inputs, sample_sources
 
 from ffcc.fuzzer.engine import retire
 from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
-from ffcc.fuzzer.engine.retire import Retirement
+from ffcc.fuzzer.engine.retire import Retirement, RetirePolicy
 from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, GROUP_FORM, GROUPS_AS_LABELS, NO_GATES
 from ffcc.runtime.abi import (
     INFEASIBLE,
@@ -93,14 +93,14 @@ def test_retire_stall_gives_up_the_labels_left_once_none_was_covered_for_long(tm
 def test_only_the_stall_policy_gives_up(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(retire, "STALL_SECONDS", 0.0)
     labels = LabelMap((LabelSite(0),), 8)
-    for policy, given_up in (("first", []), ("stall", [24])):
+    for policy, given_up in ((RetirePolicy.FIRST, []), (RetirePolicy.STALL, [24])):
         retirement = Retirement.for_target(policy, labels)
         assert retirement is not None
         try:
             assert list(retirement.retire_covered(np.full(32, 0xFF, np.uint8))) == given_up
         finally:
             retirement.close()
-    assert Retirement.for_target("never", labels) is None
+    assert Retirement.for_target(RetirePolicy.NEVER, labels) is None
 
 
 def test_a_database_without_gates_retires_labels_only(tmp_path) -> None:
