@@ -26,7 +26,7 @@ from pathlib import Path
 
 import click
 
-from ffcc.fuzzer.engine.campaign import Campaign, stops_handled
+from ffcc.fuzzer.engine.campaign import Campaign, StopNote, stops_handled
 from ffcc.fuzzer.engine.cmplog import open_cmplog
 from ffcc.fuzzer.engine.config import (
     DEFAULT_TIMEOUT_MS,
@@ -38,6 +38,7 @@ from ffcc.fuzzer.engine.config import (
 )
 from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
+from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
 from ffcc.fuzzer.engine.lean import LEAN_DIR, LeanBuilds, check_rebuildable
 from ffcc.fuzzer.engine.phases import DEFAULT_POLICY, parse_policy
@@ -48,7 +49,7 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
 from ffcc.fuzzer.output.state import load as load_state
 from ffcc.fuzzer.output.stats import write_setup_files
-from ffcc.fuzzer.output.status import make_status
+from ffcc.fuzzer.output.status import Status, make_status
 from ffcc.fuzzer.parallel.affinity import bind_to_free_cpu
 from ffcc.fuzzer.parallel.cluster import cluster_command
 from ffcc.fuzzer.parallel.launcher import launch
@@ -253,7 +254,7 @@ def _saved_phase(config: Config) -> int:
 def run_once(config: Config, opening: str | None = None,
              stop: StopNote | None = None) -> Ended:
     """Set up the pieces, run the campaign, tear down in reverse order.  ``stop``: where a
-    stop that comes outside the campaign's own run is noted (stops_noted)."""
+    stop is noted, by the campaign while it runs and by stops_noted around it."""
     stop = stop or StopNote()
     command_line = TargetCommand(tuple(config.target_argv))
     check_target(command_line.binary)
@@ -273,33 +274,21 @@ def run_once(config: Config, opening: str | None = None,
         if lean is not None and lean.running is not None:  # labels stay the full build's
             command_line = TargetCommand((str(lean.running), *config.target_argv[1:]))
         retirement = Retirement.for_target(config.retire, labels)
-        with retirement.exported() if retirement is not None else nullcontext():
-            executor = NativeExecutor(command_line, outdir.cur_input,
-                                      config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
-                                      config.mem_limit_mb,
-                                      show_child_output=config.env.debug_child,
-                                      crash_exitcode=config.env.crash_exitcode,
-                                      batches=config.batches)
+        executor = start_executor(config, command_line, outdir, retirement)
         executor.add_tokens(tokens)
-        status = make_status(config.env.no_ui)
-        if opening is not None:
-            status.message(opening)
-        if executor.batch_size() > 1:
-            status.message(f"the target's ffcc runtime runs batches of up to "
-                           f"{executor.batch_size()} children per request")
+        status = open_status(config, opening, executor)
         cmplog = open_cmplog(config, command_line, outdir.cur_input, executor)
         try:
+            def current() -> LabelMap | None:
+                return target_labels.current(executor.modules())
+
             peers = SyncDir(outdir, config.sync) if config.sync is not None else None
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
-                                target_labels.current(executor.modules()), cmplog=cmplog,
-                                peers=peers)
-            campaign.label_source = lambda: target_labels.current(executor.modules())
-            campaign.retirement = retirement
-            campaign.lean = lean
+                                Labelling(current(), current, retirement, lean),
+                                cmplog=cmplog, peers=peers, stop=stop)
             with wake_at(config.max_seconds):
-                campaign.run(seeds, stopped=lambda: stop.requested)
-            stop.requested = stop.requested or campaign.stop_requested
-            return Ended(campaign.phase_over, executor.counters().execs, campaign.lean_ready)
+                campaign.run(seeds)
+            return Ended(campaign.phases.over, executor.counters().execs, campaign.lean_ready)
         finally:
             # A Ctrl-C or SIGTERM after the campaign stopped must not cut the teardown short
             # (it would leave the forkserver and segments behind and exit with a traceback).
@@ -316,14 +305,27 @@ def run_once(config: Config, opening: str | None = None,
         outdir.close()
 
 
-class StopNote:
-    """Whether a Ctrl-C, SIGTERM or SIGHUP came while no campaign was running to take it."""
+def start_executor(config: Config, command_line: TargetCommand, outdir: OutputDir,
+                   retirement: Retirement | None) -> NativeExecutor:
+    """The target's forkserver, started with the retirement segment's id in its
+    environment (retire.py)."""
+    with retirement.exported() if retirement is not None else nullcontext():
+        return NativeExecutor(command_line, outdir.cur_input,
+                              config.timeout_ms or DEFAULT_TIMEOUT_MS, config.seed,
+                              config.mem_limit_mb, show_child_output=config.env.debug_child,
+                              crash_exitcode=config.env.crash_exitcode, batches=config.batches)
 
-    def __init__(self) -> None:
-        self.requested = False
 
-    def note(self, signum: int, frame: object) -> None:
-        self.requested = True
+def open_status(config: Config, opening: str | None, executor: NativeExecutor) -> Status:
+    """The status display, with the run's opening lines: why it starts (a phase switch, a
+    lean build), and the target's batches."""
+    status = make_status(config.env.no_ui)
+    if opening is not None:
+        status.message(opening)
+    if executor.batch_size() > 1:
+        status.message(f"the target's ffcc runtime runs batches of up to "
+                       f"{executor.batch_size()} children per request")
+    return status
 
 
 @contextmanager

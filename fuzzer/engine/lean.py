@@ -36,6 +36,7 @@ from ffcc.runtime.abi import (
     LabelDatabase,
     LabelDbError,
     label_positions,
+    label_region_start,
     read_label_db,
     read_retired,
     write_retired,
@@ -136,11 +137,13 @@ class LeanBuilds:
     def _compiled_out(self, running: Path | None) -> dict[int, bool]:
         return {} if running is None else self._listed(running.parent)
 
-    def covered_slots(self) -> np.ndarray:
-        """Slots of the labels the running build compiled out after they were covered."""
+    def keep_covered(self, virgin: np.ndarray) -> None:
+        """The labels the running build compiled out after they were covered stay covered in
+        the virgin map: no trace of this build can show them again."""
         slot = {label.id: label.slot for label in self.database.labels}
-        return np.array([slot[i] for i, covered in self.compiled_out.items() if covered],
-                        dtype=np.int64)
+        covered = np.array([slot[i] for i, covered in self.compiled_out.items() if covered],
+                           dtype=np.int64)
+        virgin[label_region_start(len(virgin), self.database.label_region) + covered] = 0
 
     def step(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> Path | None:
         """Start a rebuild when one is due, or collect the one running: the lean build to

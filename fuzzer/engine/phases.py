@@ -59,6 +59,25 @@ class PhasePolicy:
         return None
 
 
+class PhaseSwitch:
+    """Which phase a run of a two-phase campaign is in: 2 on the labelled build; on the
+    edge-only build, 1 until ``policy`` says it is over (``over`` says why)."""
+
+    def __init__(self, policy: PhasePolicy | None, labelled: bool) -> None:
+        self.policy = policy      # None: this run never switches
+        self.labelled = labelled  # this run is phase 2, on --labels-binary
+        self.over: str | None = None
+
+    def judge(self, now: PhaseProgress) -> None:
+        if self.policy is not None:
+            self.over = self.policy.due(now)
+
+    @property
+    def number(self) -> int:
+        """The phase the state file records, for a resumed campaign to pick its build."""
+        return 2 if self.over or self.labelled else 1
+
+
 def parse_policy(text: str) -> PhasePolicy:
     """`cycles:1,stall:600` -> PhasePolicy; a one-line error for anything else."""
     values: dict[str, float] = {}

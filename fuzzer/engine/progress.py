@@ -17,6 +17,7 @@ from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.energy import havoc_block_level
 from ffcc.fuzzer.engine.executor import Counters, Executor
 from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
+from ffcc.fuzzer.engine.phases import PhaseProgress
 from ffcc.fuzzer.engine.queue import Queue
 from ffcc.fuzzer.engine.scheduler import Scheduler, Selection, queue_hits, rarity_cutoff
 from ffcc.fuzzer.output.state import Totals
@@ -83,7 +84,7 @@ class Progress:
         """The totals of every session so far, for the next one to carry on."""
         earlier = self.earlier
         return Totals(run_time=earlier.run_time + int(time.time() - self.started),
-                      execs=earlier.execs + counters.execs,
+                      execs=self.total_execs(counters),
                       crashes=earlier.crashes + counters.crashes,
                       hangs=earlier.hangs + counters.hangs,
                       last_find=self.last_find, last_crash=self.last_crash,
@@ -92,6 +93,16 @@ class Progress:
                       targets_selected=earlier.targets_selected + self.targets_selected,
                       targets_labels=earlier.targets_labels + self.targets_labels,
                       imported=earlier.imported + self.imported)
+
+    def phase_progress(self, stalled_cycles: int, execs: int) -> PhaseProgress:
+        """What a two-phase campaign's switch is judged on (phases.py), as of now."""
+        now = time.time()
+        return PhaseProgress(stalled_cycles, now - self.started,
+                             now - max(self.last_find, self.started), execs)
+
+    def total_execs(self, counters: Counters) -> int:
+        """Executions of every session so far, as queue file names give them (execs:...)."""
+        return self.earlier.execs + counters.execs
 
     def elapsed_ms(self) -> int:
         """Fuzzing time of all sessions, as queue file names give it (time:...)."""

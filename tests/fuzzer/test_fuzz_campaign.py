@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ffcc.fuzzer.engine import energy, stages
-from ffcc.fuzzer.engine.campaign import Campaign
+from ffcc.fuzzer.engine.campaign import Campaign, StopNote
 from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.executor import (
     Calibration,
@@ -22,6 +22,7 @@ from ffcc.fuzzer.engine.executor import (
     StageKind,
     StageRequest,
 )
+from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.mask import ALL
 from ffcc.fuzzer.engine.scheduler import AflScheduler, FairFuzzScheduler, Schedule, Scheduler
@@ -117,10 +118,12 @@ def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: b
                     max_execs=max_execs, seed=1, argv=("ffuzz",), **options)
     out = OutputDir(config.output_dir)
     out.open(resume=False)
-    campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600), labels,
-                        rng=random.Random(1))
+    stop = StopNote()
+    stop.requested = stopped
+    campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600), Labelling(labels),
+                        rng=random.Random(1), stop=stop)
     try:
-        campaign.run(read_seeds(seeds), stopped=lambda: stopped)
+        campaign.run(read_seeds(seeds))
     finally:
         out.close()
     return campaign, out
@@ -136,7 +139,7 @@ def test_a_run_stopped_before_it_began_keeps_its_seeds_and_fuzzes_nothing(tmp_pa
     ex = FakeExecutor()
     campaign, out = campaign_run(tmp_path, FairFuzzScheduler(), ex, b"\x01\x02\x01", 5000,
                                  stopped=True)
-    assert campaign.stop_requested and not ex.requests
+    assert campaign.stop.requested and not ex.requests
     assert len(list((out.root / "queue").glob("id:*"))) == 1
 
 

@@ -15,6 +15,9 @@ from helpers import ffcc, needs_afl, poll_until
 
 from ffcc.fuzzer.engine.campaign import Campaign
 from ffcc.fuzzer.engine.config import AflEnvironment, SyncSettings, read_afl_environment, sync_settings
+from ffcc.fuzzer.engine.labelling import Labelling
+from ffcc.fuzzer.engine.peers import PeerImports
+from ffcc.fuzzer.engine.progress import Progress
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import OutputDir
 from ffcc.fuzzer.parallel.sync import HITS_FILE, SyncDir
@@ -185,8 +188,12 @@ def test_rarity_input_includes_the_peers_counts(letters, tmp_path, instances) ->
     outdir.open(resume=False)
     campaign = Campaign.__new__(Campaign)  # only queue_hits' inputs are needed
     campaign.executor = SimpleNamespace(branch_hits=lambda: np.ones_like(peer),
-                                        virgin=lambda: np.zeros(len(peer), np.uint8))
-    campaign._peer_hits = SyncDir(outdir, SyncSettings("a", True, 1.0)).peer_hits(len(peer))
+                                        virgin=lambda: np.zeros(len(peer), np.uint8),
+                                        map_size=len(peer))
+    campaign.labels = Labelling()
+    campaign.peers = PeerImports(SyncDir(outdir, SyncSettings("a", True, 1.0)),
+                                 lambda entry: None, campaign.executor, Progress())
+    campaign.peers.step(lambda: False)  # the first sync: b's counts come in
     assert campaign.queue_hits().tolist() == (peer.astype(np.uint64) + 1).tolist()
 
 
