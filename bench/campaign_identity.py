@@ -11,9 +11,10 @@ exits 1 if anything does.
 
 A campaign is reproducible only when nothing it decides depends on a clock.  AFL's energy
 weighs an entry's measured run time against the queue's mean, so the campaigns run under a
-wrapper that reports every calibration as taking ``FIXED_EXEC_US`` and sizes the C core's
-calls by executions instead of by the clock; every other decision depends only on the seed
-and the target.  Names drop their ``time:`` field.
+wrapper that reports every calibration as taking ``FIXED_EXEC_US``, sizes the C core's calls
+by executions instead of by the clock and leaves the periodic checkpoints (which re-rank the
+queue) to the end; the timeout is fixed (``-t``) so a loaded machine cannot turn a run into a
+timeout.  Every other decision depends only on the seed and the target.  Names drop their ``time:`` field.
 
     python bench/campaign_identity.py snapshot /tmp/before   # on the old commit
     python bench/campaign_identity.py snapshot /tmp/after    # on the new one
@@ -40,6 +41,7 @@ PROGRAMS = Path("/tmp/ffcc-campaign-identity-programs")  # built once, kept: the
 FIXED_EXEC_US = 200
 EXECS = "6000"
 SEED = "7"
+TIMEOUT_MS = "1000"
 # fuzzer_stats lines that measure time, speed or the machine rather than what was found
 TIMED_STATS = re.compile(r"^(start_time|last_update|run_time|fuzzer_pid|execs_per_sec|"
                          r"last_\w+|cycles_wo_finds|exec_timeout|slowest_exec_ms|peak_rss_mb|"
@@ -47,9 +49,10 @@ TIMED_STATS = re.compile(r"^(start_time|last_update|run_time|fuzzer_pid|execs_pe
                          r"stability|execs_ps_last_min|\w+_time)\s*:")
 TIME_FIELD = re.compile(r",time:\d+")
 
-# Runs ffuzz with every calibration measured as FIXED_EXEC_US, and C calls sized by a fixed
-# number of executions rather than by the clock (a call's end is where -E is checked).  The
-# executor's module is looked up where it lives now and where it lived before sub-rooms.
+# Runs ffuzz with every calibration measured as FIXED_EXEC_US, C calls sized by a fixed number
+# of executions rather than by the clock (a call's end is where -E is checked), and no
+# checkpoint before the last (a checkpoint re-ranks the queue).  Modules are looked up where
+# they live now and where they lived before fuzzer/ had sub-rooms.
 WRAPPER = f"""
 import importlib, sys
 for name in ("ffcc.fuzzer.engine.executor", "ffcc.fuzzer.executor"):
@@ -65,6 +68,13 @@ def fixed(self, *args, **kwargs):
 executor.Calibration.__init__ = fixed
 executor.NativeExecutor.SLICE_SECONDS = 3600.0
 executor.NativeExecutor._adapt_slice = lambda self, execs, seconds: None
+for name in ("ffcc.fuzzer.engine.checkpoint", "ffcc.fuzzer.engine.campaign", "ffcc.fuzzer.campaign"):
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        continue
+    if hasattr(module, "STATS_INTERVAL"):
+        module.STATS_INTERVAL = 1e9
 from ffcc.fuzzer.cli import main
 sys.argv[0] = "ffuzz"
 main()
@@ -108,7 +118,7 @@ def campaign(name: str, sample: str, program: Path, extra: list[str],
              seeds: str | None = None, execs: str = EXECS) -> Path:
     out = WORK / f"out-{name}"
     ffuzz(["-i", seeds or str(ROOT / "samples" / sample / "seeds"), "-o", str(out), "-E", execs,
-           "--seed", SEED, *extra, "--", str(program), "@@"])
+           "-t", TIMEOUT_MS, "--seed", SEED, *extra, "--", str(program), "@@"])
     return out
 
 
