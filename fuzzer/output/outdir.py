@@ -23,6 +23,19 @@ from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.state import FILE_NAME
 from ffcc.runtime.files import TMP_PREFIX, write_atomic
 
+# The names in an instance's directory, AFL++'s where AFL++ has them; every module that
+# looks into an output directory takes them from here.
+DEFAULT_INSTANCE = "default"   # OUT/default: the one instance of a campaign without -M/-S
+QUEUE, CRASHES, HANGS = "queue", "crashes", "hangs"
+INPUT_KINDS = (QUEUE, CRASHES, HANGS)  # the folders of saved inputs, queue first
+QUEUE_STATE = ".state"         # queue/.state/, afl-fuzz's marks on the entries
+CUR_INPUT = ".cur_input"       # the input the target reads
+FUZZER_STATS = "fuzzer_stats"
+PLOT_DATA = "plot_data"
+CMDLINE = "cmdline"            # the target's argv, one per line
+FUZZER_SETUP = "fuzzer_setup"  # the AFL_* variables and the fuzzer's own command line
+SYNCED = ".synced"             # .synced/PEER: the next id of PEER's queue to look at
+STATE_FILE = FILE_NAME         # what -i - resumes from (its format: output/state.py)
 _ID = re.compile(r"^id:(\d{6,})")
 _SRC = re.compile(r",src:(\d{6,})")
 STATE_MARKS = ("deterministic_done", "redundant_edges", "variable_behavior")
@@ -100,16 +113,16 @@ class Resumed:
 class OutputDir:
     """OUT/NAME of one campaign: NAME is default, or the -M/-S name in a sync directory."""
 
-    def __init__(self, root: Path, name: str = "default") -> None:
+    def __init__(self, root: Path, name: str = DEFAULT_INSTANCE) -> None:
         self.root = root / name
-        self.queue = self.root / "queue"
-        self.crashes = self.root / "crashes"
-        self.hangs = self.root / "hangs"
-        self.cur_input = self.root / ".cur_input"
-        self.fuzzer_stats = self.root / "fuzzer_stats"
-        self.plot_data = self.root / "plot_data"
-        self.state_file = self.root / FILE_NAME
-        self.queue_state = self.queue / ".state"
+        self.queue = self.root / QUEUE
+        self.crashes = self.root / CRASHES
+        self.hangs = self.root / HANGS
+        self.cur_input = self.root / CUR_INPUT
+        self.fuzzer_stats = self.root / FUZZER_STATS
+        self.plot_data = self.root / PLOT_DATA
+        self.state_file = self.root / STATE_FILE
+        self.queue_state = self.queue / QUEUE_STATE
         self._lock_fd: int | None = None
         self._marked: dict[str, set[str]] = {kind: set() for kind in STATE_MARKS}
 
@@ -127,7 +140,7 @@ class OutputDir:
         if not resume and self.has_campaign():
             raise FuzzerError(f"{self.root.parent} holds a previous campaign: resume it with "
                               "-i - (or AFL_AUTORESUME=1), or choose another output directory")
-        for d in (self.queue, self.queue_state, self.crashes, self.hangs, self.root / ".synced",
+        for d in (self.queue, self.queue_state, self.crashes, self.hangs, self.root / SYNCED,
                   *(self.queue_state / kind for kind in (*STATE_MARKS, "auto_extras"))):
             d.mkdir(exist_ok=True)
         for d in (self.queue, self.crashes, self.hangs, self.root):
