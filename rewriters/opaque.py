@@ -10,8 +10,8 @@ statement: COMPARED_LAUNDER); the original keeps computing on the original value
 1). Integers and pointers go through a register (``"+r"``, one per statement so that no target
 runs out of registers), other scalars through memory (``"+m"``: valid for every type, but it
 forces a stack slot; long double and complex values cannot use ``"+r"`` in clang).
-Register laundering compiles about a quarter faster on label-dense code and runs faster too.
-Bit-field values are promoted first.
+A register launder costs the compiler less than a stack slot, in compile time and in the code
+it makes (bench/RESULTS.md, "Launders through a register"). Bit-field values are promoted first.
 
 Labels read program values in two places, both through this module: the label statements of a
 site (``rewrite.label_statements``: copies of binary operands, or the label-private captures of a

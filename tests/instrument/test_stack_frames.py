@@ -1,11 +1,11 @@
 """Labels keep stack frames small enough that deep recursion the plain build completes also
 completes labelled, at -O0 where every local has its own stack slot (issue 17 point 7).
 
-The recursive function below has about 90 labels.  Its -O0 frame is 80 bytes plain and 128
-labelled with gcc, 104 and 296 with clang (-fstack-usage): under a 2 MiB stack the labelled
-build recurses about 14,000 (gcc) or 7,000 (clang) levels deep.  When each site declared its
-own temporaries (rewriters/frame.py says why they no longer do) the labelled frames were 304 and
-600 bytes, and the limits about 6,800 and 3,400, below the depth asked here."""
+The recursive function below has about 90 labels.  Its labelled -O0 frame is bounded against
+its plain one, and the depth asked here is within what a 2 MiB stack allows the labelled
+builds, but beyond what it allowed clang's when each site declared its own temporaries
+(rewriters/frame.py says why they no longer do).  The frames and depths measured:
+bench/RESULTS.md, "Stack frames"."""
 
 from __future__ import annotations
 
