@@ -189,6 +189,7 @@ class Ended:
     phase_over: str | None
     execs: int
     lean: Path | None = None
+    summary: str = ""  # why it stopped and what it left, the campaign's last line
 
 
 def run(config: Config) -> None:
@@ -210,6 +211,7 @@ def run(config: Config) -> None:
             execs += ended.execs
             following, opening = _next_run(config, labelled, current, ended)
             if following is None or stop.requested:
+                print(f"ffuzz: {ended.summary}", file=sys.stderr)
                 return
             seconds = None if config.max_seconds is None \
                 else max(config.max_seconds - (time.monotonic() - started), 0.001)
@@ -288,7 +290,8 @@ def run_once(config: Config, opening: str | None = None,
                                 cmplog=cmplog, peers=peers, stop=stop)
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
-            return Ended(campaign.phases.over, executor.counters().execs, campaign.lean_ready)
+            return Ended(campaign.phases.over, executor.counters().execs, campaign.lean_ready,
+                         ending(campaign, outdir))
         finally:
             # A Ctrl-C or SIGTERM after the campaign stopped must not cut the teardown short
             # (it would leave the forkserver and segments behind and exit with a traceback).
@@ -303,6 +306,14 @@ def run_once(config: Config, opening: str | None = None,
                     retirement.close()
     finally:
         outdir.close()
+
+
+def ending(campaign: Campaign, outdir: OutputDir) -> str:
+    """Why the campaign stopped and what it left where, as afl-fuzz says when it stops."""
+    progress = campaign.progress
+    return (f"stopped by {campaign.ended_by or 'no more work'}: "
+            f"{len(campaign.queue)} inputs in the queue, {progress.saved_crashes} crashes and "
+            f"{progress.saved_hangs} hangs saved in {outdir.root}")
 
 
 def start_executor(config: Config, command_line: TargetCommand, outdir: OutputDir,

@@ -74,14 +74,25 @@ def stops_handled(handler: Callable[[int, object], None]) -> Iterator[None]:
 
 
 class StopNote:
-    """Whether a Ctrl-C, SIGTERM or SIGHUP came: a campaign notes it while it runs, the
-    command line between the runs of a campaign of several (two phases, lean rebuilds)."""
+    """Whether a Ctrl-C, SIGTERM or SIGHUP came, and which: a campaign notes it while it
+    runs, the command line between the runs of a campaign of several (two phases, lean
+    rebuilds)."""
 
     def __init__(self) -> None:
-        self.requested = False
+        self.signal: int | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.signal is not None
 
     def note(self, signum: int, frame: object) -> None:
-        self.requested = True
+        self.signal = signum
+
+    def reason(self) -> str:
+        """The stop in words, as the last line of a campaign gives it."""
+        if self.signal == signal.SIGINT:
+            return "Ctrl-C"
+        return signal.Signals(self.signal).name if self.signal is not None else "not stopped"
 
 
 class Campaign:
@@ -115,6 +126,7 @@ class Campaign:
                                        self.progress, self.labels, self.phases,
                                        cmplog.stats if cmplog is not None else None)
         self.lean_ready: Path | None = None  # a lean build to go on with: this run stops for it
+        self.ended_by: str | None = None  # why the campaign stopped (stopping())
         self._loaded = False  # the queue is complete: checkpoints may replace the state file
         self._next_status = 0.0
 
@@ -269,15 +281,23 @@ class Campaign:
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
                   partners: tuple[QueueEntry, ...] = ()) -> bool:
         """Run a stage, saving each finding as it comes (with the splice partner that made
-        it, if any); False if the campaign stopped it."""
-        for op, finding in stages.run(self.executor, stage):
-            self.progress.stage = op
-            if finding is not None:
-                partner = partners[finding.partner] if finding.partner is not None else None
-                self.findings.record(finding, op, parent, partner)
-            if self.stopping():
-                return False
-        return True
+        it, if any) and counting what each op found and ran; False if the campaign stopped
+        it."""
+        progress = self.progress
+        try:
+            for op, finding, request in stages.run(self.executor, stage):
+                progress.step(op, request.execs, stages.planned_execs(request))
+                if finding is not None:
+                    saved = len(self.queue) + progress.saved_crashes
+                    partner = partners[finding.partner] if finding.partner is not None else None
+                    self.findings.record(finding, op, parent, partner)
+                    progress.count(op, finds=len(self.queue) + progress.saved_crashes - saved)
+                if self.stopping():
+                    return False
+            return True
+        finally:
+            for op, execs in stages.execs_by_op(stage).items():
+                progress.count(op, execs=execs)
 
     def input_to_state(self, cmplog: CmplogStage) -> None:
         """-c: colorization and input-to-state replacement (cmplog.py) on each entry added
@@ -314,16 +334,24 @@ class Campaign:
         self.queue.remeasure(entry, cal.exec_us, cal.bitmap_size)
 
     def stopping(self) -> bool:
-        """Whether to stop (signal, -V, -E, AFL_BENCH_UNTIL_CRASH, the end of phase 1, a
-        lean build ready); also refreshes the status and the stats files when they are due."""
+        """Whether to stop, and why (``ended_by``): a signal, -V, -E, AFL_BENCH_UNTIL_CRASH,
+        the end of phase 1, a lean build ready; also refreshes the status and the stats files
+        when they are due."""
         self.tick()
         cfg = self.config
-        if self.stop.requested or self.phases.over or self.lean_ready \
-                or (cfg.env.bench_until_crash and self.progress.saved_crashes):
-            return True
-        if cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
-            return True
-        return cfg.max_execs is not None and self.executor.counters().execs >= cfg.max_execs
+        if self.stop.signal is not None:
+            self.ended_by = self.stop.reason()
+        elif self.phases.over:
+            self.ended_by = "phase 1 over"
+        elif self.lean_ready:
+            self.ended_by = "a lean build is ready"
+        elif cfg.env.bench_until_crash and self.progress.saved_crashes:
+            self.ended_by = "first crash (AFL_BENCH_UNTIL_CRASH)"
+        elif cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
+            self.ended_by = f"time limit (-V {cfg.max_seconds:g})"
+        elif cfg.max_execs is not None and self.executor.counters().execs >= cfg.max_execs:
+            self.ended_by = f"execution limit (-E {cfg.max_execs})"
+        return self.ended_by is not None
 
     def tick(self) -> None:
         """Every STATUS_INTERVAL: the labels as they are now, the status, whether phase 1 is

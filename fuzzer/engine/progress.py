@@ -43,12 +43,22 @@ class MinuteRate:
 
 
 @dataclass
+class StageYield:
+    """What one op found (queue entries and crashes saved) and what it ran, this session."""
+
+    finds: int = 0
+    execs: int = 0
+
+
+@dataclass
 class Progress:
     """What only the campaign knows of the numbers it reports: what it is doing, what it
     saved and when, and (resumed) what earlier sessions did."""
 
     started: float = field(default_factory=time.time)  # this session's start, unix seconds
     stage: str = "init"                  # the op running, or calibration, trim, resume
+    stage_done: int = 0                  # executions of the op's running request so far
+    stage_of: int = 0                    # what it will make; 0 when the C core decides
     current: Selection | None = None     # the entry being fuzzed
     current_site: LabelSite | None = None  # its target's label, when it is one
     targets_selected: int = 0            # this session's selections with a target
@@ -61,6 +71,7 @@ class Progress:
     last_crash: int = 0
     last_hang: int = 0
     last_crash_execs: int = 0            # total executions when the last crash was saved
+    yields: dict[str, StageYield] = field(default_factory=dict)  # by op, this session
     minute: MinuteRate = field(init=False)
 
     def __post_init__(self) -> None:
@@ -72,6 +83,16 @@ class Progress:
         self.saved_crashes, self.saved_hangs = next_crash_id, next_hang_id
         self.last_find, self.last_crash = earlier.last_find, earlier.last_crash
         self.last_hang, self.last_crash_execs = earlier.last_hang, earlier.last_crash_execs
+
+    def step(self, op: str, done: int, of: int) -> None:
+        """The campaign runs ``op``, ``done`` of its ``of`` executions made (of 0: unknown)."""
+        self.stage, self.stage_done, self.stage_of = op, done, of
+
+    def count(self, op: str, finds: int = 0, execs: int = 0) -> None:
+        """Add to what ``op`` found and ran."""
+        found = self.yields.setdefault(op, StageYield())
+        found.finds += finds
+        found.execs += execs
 
     def select(self, selection: Selection, site: LabelSite | None) -> None:
         """The campaign fuzzes `selection` now; site: its target's label, if it is one."""
@@ -147,6 +168,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         havoc_expansion=havoc_block_level(session, stalled) - 1,
         target_mode=" ".join(executor.modes()) or "default",
         schedule=str(scheduler.name), stage=progress.stage,
+        stage_done=progress.stage_done, stage_of=progress.stage_of,
+        yields=tuple((op, y.finds, y.execs) for op, y in progress.yields.items()),
         target=selection.target if selection else None, target_site=progress.current_site,
         targets_selected=totals.targets_selected, targets_labels=totals.targets_labels,
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),

@@ -36,10 +36,12 @@ SPLICE_PARTNER_DRAWS = 8
 
 
 class Step(NamedTuple):
-    """What running a stage yields: a finding and the op that made it, or a pause (None)."""
+    """What running a stage yields: a finding and the op that made it, or a pause (None),
+    with the request running (its executions so far, for the status screen)."""
 
     op: str
     finding: Finding | None
+    request: StageRequest
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ def run(executor: Executor, stage: Stage) -> Iterator[Step]:
     """Run the stage's requests in order, yielding findings and pauses."""
     for op, request in stage.requests:
         for finding in executor.run_stage(request):
-            yield Step(step_op(op, request, finding), finding)
-        yield Step(step_op(op, request, None), None)
+            yield Step(step_op(op, request, finding), finding, request)
+        yield Step(step_op(op, request, None), None, request)
 
 
 def step_op(op: str, request: StageRequest, finding: Finding | None) -> str:
@@ -73,6 +75,25 @@ def step_op(op: str, request: StageRequest, finding: Finding | None) -> str:
         return op
     spliced = finding.partner is not None if finding is not None else request.execs > request.plain
     return "splice" if spliced else op
+
+
+def planned_execs(request: StageRequest) -> int:
+    """The executions a request will make when its budget says (havoc, splicing); 0 when the
+    C core decides (deterministic stages, mask probes)."""
+    return request.plain + request.budget * max(len(request.splice_with), 1)
+
+
+def execs_by_op(stage: Stage) -> dict[str, int]:
+    """What each op of a stage ran, for the status screen's yields: a havoc request with
+    splice cycles after its own children counts those children as its op, the rest as
+    splice (as step_op names their findings)."""
+    execs: dict[str, int] = {}
+    for op, request in stage.requests:
+        own = min(request.execs, request.plain) if request.splice_with else request.execs
+        execs[op] = execs.get(op, 0) + own
+        if request.execs > own:
+            execs["splice"] = execs.get("splice", 0) + request.execs - own
+    return execs
 
 
 def mask_probes(data: bytes, mask: np.ndarray, target: int, level: int) -> Stage:

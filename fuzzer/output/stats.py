@@ -11,6 +11,7 @@ import os
 import resource
 import shlex
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from ffcc.runtime.files import write_atomic
 PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
                "pending_favs, map_size, saved_crashes, saved_hangs, max_depth, "
                "execs_per_sec, total_execs, edges_found\n")
-VERSION = "ffuzz-0.1.0"
+VERSION = f"ffuzz-{version('ffcc')}"  # fuzzer_stats' afl_version
 
 
 class Site(Protocol):
@@ -107,6 +108,9 @@ class Snapshot:
     auto_tokens: int
     banner: str
     command_line: str
+    stage_done: int = 0      # executions of the running stage so far
+    stage_of: int = 0        # what it will make; 0 when unknown
+    yields: tuple[tuple[str, int, int], ...] = ()  # (op, finds, execs) this session
     cmplog: CmplogCounts | None = None  # -c: what the input-to-state stage did, this session
 
     @property

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from ffcc.fuzzer.output.stats import Snapshot
+from ffcc.fuzzer.output.stats import VERSION, Snapshot
 
 
 def _duration(seconds: int) -> str:
@@ -50,6 +50,21 @@ def target_text(s: Snapshot) -> str:
     if site is not None:
         return f"label {site.label} ({site.file}:{site.line} {site.operator})"
     return "none" if s.target is None else f"edge {s.target}"
+
+
+def stage_text(s: Snapshot) -> str:
+    """The running stage and how far it is: `havoc 1.2k/4.1k`, or its executions alone when
+    the C core decides how many it makes."""
+    if not s.stage_done:
+        return s.stage
+    done = _count(s.stage_done)
+    return f"{s.stage} {done}/{_count(s.stage_of)}" if s.stage_of else f"{s.stage} {done}"
+
+
+def yields_text(s: Snapshot) -> str:
+    """What each stage found (entries and crashes saved) over what it ran, as afl-fuzz's
+    "fuzzing strategy yields": `havoc 12/45.2k, splice 3/10.1k`."""
+    return ", ".join(f"{op} {finds}/{_count(execs)}" for op, finds, execs in s.yields) or "none yet"
 
 
 def summary_line(s: Snapshot) -> str:
@@ -106,13 +121,14 @@ class LiveStatus:
 
     @staticmethod
     def _render(s: Snapshot) -> Table:
-        t = Table(title=f"ffuzz ({s.schedule}) — {s.banner}", show_header=False,
+        t = Table(title=f"{VERSION} ({s.schedule}) — {s.banner}", show_header=False,
                   title_justify="left", box=None, padding=(0, 2))
         for _ in range(4):
             t.add_column()
         t.add_row("run time", _duration(s.run_time), "cycles done", str(s.cycles_done))
         t.add_row("last find", _ago(s.now, s.last_find),
-                  "corpus", f"{s.corpus_count} ({s.corpus_favored} favoured)")
+                  "corpus", f"{s.corpus_count} ({s.corpus_favored} favoured; "
+                            f"{s.corpus_found} found, {s.corpus_imported} imported)")
         t.add_row("last crash", _ago(s.now, s.last_crash),
                   "saved crashes", f"{s.saved_crashes} (of {s.total_crashes})")
         t.add_row("last hang", _ago(s.now, s.last_hang),
@@ -124,11 +140,13 @@ class LiveStatus:
         if s.cmplog:
             t.add_row("input-to-state", f"{s.cmplog.finds} finds",
                       "its execs", f"{_count(s.cmplog.execs)} on {s.cmplog.entries} entries")
-        t.add_row("stage", s.stage, "target branch",
+        t.add_row("timeout", f"{s.exec_timeout} ms per run", "slowest run", f"{s.slowest_exec_ms} ms")
+        t.add_row("stage", stage_text(s), "target branch",
                   f"{target_text(s)} (rare <= {s.rarity_cutoff})")
         t.add_row("pending", f"{s.pending_total} ({s.pending_favs} favoured)",
                   "stability", f"{s.stability:.2f}%")
         t.add_row("current", str(s.cur_item), "dictionary", f"{s.tokens} ({s.auto_tokens} auto)")
+        t.add_row("yields", yields_text(s), "", "")
         return t
 
 

@@ -3,6 +3,7 @@ and target, and what gets written."""
 from __future__ import annotations
 
 import random
+import signal
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -119,7 +120,8 @@ def campaign_run(tmp_path: Path, scheduler: Scheduler, ex: FakeExecutor, seed: b
     out = OutputDir(config.output_dir)
     out.open(resume=False)
     stop = StopNote()
-    stop.requested = stopped
+    if stopped:
+        stop.note(signal.SIGTERM, None)
     campaign = Campaign(config, ex, out, scheduler, PlainStatus(interval=3600), Labelling(labels),
                         rng=random.Random(1), stop=stop)
     try:
@@ -140,6 +142,7 @@ def test_a_run_stopped_before_it_began_keeps_its_seeds_and_fuzzes_nothing(tmp_pa
     campaign, out = campaign_run(tmp_path, FairFuzzScheduler(), ex, b"\x01\x02\x01", 5000,
                                  stopped=True)
     assert campaign.stop.requested and not ex.requests
+    assert campaign.ended_by == "SIGTERM"
     assert len(list((out.root / "queue").glob("id:*"))) == 1
 
 

@@ -62,6 +62,9 @@ def test_finds_the_magic_crash_and_writes_an_afl_output_dir(targets, seeds, tmp_
     assert crashes and crashes[0].name.startswith("id:000000,sig:06,")
     assert crashes[0].read_bytes().startswith(b"FUZZ")
     assert subprocess.run([str(targets["magic"]), str(crashes[0])]).returncode == -signal.SIGABRT
+    assert done.stderr.splitlines()[-1].startswith(
+        "ffuzz: stopped by first crash (AFL_BENCH_UNTIL_CRASH): ")
+    assert done.stderr.splitlines()[-1].endswith(f"saved in {out / 'default'}")
     s = stats(out)
     assert list(s) == STATS_KEYS and int(s["saved_crashes"]) >= 1
     assert s["target_mode"] == "default"
@@ -97,6 +100,19 @@ def test_both_schedules_grow_the_corpus(targets, tmp_path, schedule) -> None:
     assert done.returncode == 0, done.stderr
     s = stats(out)
     assert int(s["corpus_count"]) > 3 and s["schedule"] == schedule
+    assert done.stderr.splitlines()[-1].startswith(
+        f"ffuzz: stopped by execution limit (-E {SHORT}): {s['corpus_count']} inputs in the queue")
+
+
+def test_ctrl_c_ends_the_campaign_with_why_it_stopped(targets, tmp_path) -> None:
+    seeds = one_seed(tmp_path, b"0123456789")
+    out = tmp_path / "out"
+    done = run_until(["ffuzz", "-i", str(seeds), "-o", str(out), "-E", UNTIL_FOUND, "--",
+                      str(targets["branchy"]), "@@"],
+                     lambda: len(queue_files(out)) > 3 if (out / "default").exists() else False,
+                     timeout=300, env=ffuzz_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].startswith("ffuzz: stopped by Ctrl-C: ")
 
 
 def test_sigkill_then_resume_keeps_every_queue_entry(targets, tmp_path) -> None:
