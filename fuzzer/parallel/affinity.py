@@ -34,15 +34,15 @@ def pinned_cpus(proc: Path = Path("/proc")) -> set[int]:
     return busy
 
 
-def bind_to_free_cpu(no_affinity: bool) -> int | None:
+def bind_to_free_cpu(no_affinity: bool, proc: Path = Path("/proc")) -> int | None:
     """Pin this process to a free CPU, unless no_affinity (AFL_NO_AFFINITY); returns it, or
-    None when not bound."""
+    None when not bound.  ``proc``: where the other processes' bindings are read."""
     if no_affinity or not hasattr(os, "sched_setaffinity"):
         return None
     allowed = os.sched_getaffinity(0)
     if len(allowed) == 1:
         return next(iter(allowed))
-    free = sorted(allowed - pinned_cpus())
+    free = sorted(allowed - pinned_cpus(proc))
     if not free:
         return None  # every core already has a fuzzer: share rather than pile onto one
     os.sched_setaffinity(0, {free[0]})
