@@ -79,7 +79,10 @@ def first_session(finds, tmp_path_factory: pytest.TempPathFactory) -> Session:
                                 stdout=subprocess.DEVNULL, stderr=stderr,
                                 env=ffuzz_env(**HANG_ENV))
     try:
+        # sec1 records what it took from main (.synced/main) after the entries it imports
+        # appear: wait for both before killing it, however slowly a loaded machine gets there.
         assert poll_until(lambda: imported(out, "main", "sec1") and imported(out, "sec1", "main")
+                          and (out / "sec1" / ".synced" / "main").is_file()
                           and found(out, "crashes") and found(out, "hangs"),
                           WAIT * 2), log.read_text()
         pids = {name: int(stats(out / name)["fuzzer_pid"]) for name in NAMES}
