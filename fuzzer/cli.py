@@ -311,9 +311,11 @@ def run_once(config: Config, opening: str | None = None,
 def ending(campaign: Campaign, outdir: OutputDir) -> str:
     """Why the campaign stopped and what it left where, as afl-fuzz says when it stops."""
     progress = campaign.progress
+    crashes = f"{progress.saved_crashes} crash" + ("es" if progress.saved_crashes != 1 else "")
+    hangs = f"{progress.saved_hangs} hang" + ("s" if progress.saved_hangs != 1 else "")
     return (f"stopped by {campaign.ended_by or 'no more work'}: "
-            f"{len(campaign.queue)} inputs in the queue, {progress.saved_crashes} crashes and "
-            f"{progress.saved_hangs} hangs saved in {outdir.root}")
+            f"{len(campaign.queue)} inputs in the queue, {crashes} and {hangs} saved in "
+            f"{outdir.root}")
 
 
 def start_executor(config: Config, command_line: TargetCommand, outdir: OutputDir,
