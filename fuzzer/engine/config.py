@@ -16,6 +16,7 @@ from ffcc.fuzzer.engine.phases import PhasePolicy
 from ffcc.fuzzer.engine.retire import RetirePolicy
 from ffcc.fuzzer.engine.scheduler import Bootstrap, Schedule
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.outdir import DEFAULT_INSTANCE
 
 DEFAULT_TIMEOUT_MS = 1000
 DEFAULT_HANG_TIMEOUT_MS = 1000  # AFL++'s: a suspected hang is re-run with this timeout
@@ -145,4 +146,4 @@ class Config:
     @property
     def instance(self) -> str:
         """The output directory's subdirectory: the -M/-S name, or default."""
-        return self.sync.name if self.sync is not None else "default"
+        return self.sync.name if self.sync is not None else DEFAULT_INSTANCE

@@ -31,17 +31,26 @@ from pathlib import Path, PurePosixPath
 
 import numpy as np
 
-from ffcc.fuzzer.output.outdir import append_line, id_of
-from ffcc.fuzzer.output.state import FILE_NAME as STATE_FILE
+from ffcc.fuzzer.output.outdir import (
+    CMDLINE,
+    CRASHES,
+    FUZZER_SETUP,
+    FUZZER_STATS,
+    HANGS,
+    PLOT_DATA,
+    QUEUE,
+    STATE_FILE,
+    SYNCED,
+    append_line,
+    id_of,
+)
 from ffcc.fuzzer.output.state import load as load_state
 from ffcc.fuzzer.parallel.sync import MAIN_MARK
 from ffcc.runtime.files import write_atomic
 
 MAIN = "main"
-QUEUE, CRASHES, HANGS = "queue", "crashes", "hangs"
-PLOT = "plot_data"
-SYNCED = ".synced"   # the instance's own bookkeeping of what it took from each peer
-WHOLE_FILES = ("fuzzer_stats", "cmdline", "fuzzer_setup", STATE_FILE)  # replaced, not appended
+PLOT = PLOT_DATA  # cluster_worker.py's name for it (it takes the names from here)
+WHOLE_FILES = (FUZZER_STATS, CMDLINE, FUZZER_SETUP, STATE_FILE)  # replaced, not appended
 DELIVERY_BYTES = 16 << 20  # entries' bytes per answer at most (the rest comes next time)
 File = tuple[str, bytes]  # a file's name and contents
 
@@ -177,7 +186,7 @@ class Hub:
         if report.name == MAIN and not (directory / MAIN_MARK).exists():
             write_atomic(directory / MAIN_MARK, b"")
         if report.plot_tail:
-            append_line(directory / PLOT, report.plot_tail.decode())
+            append_line(directory / PLOT_DATA, report.plot_tail.decode())
         for path, data in report.files.items():
             target = directory / _relative(path)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -247,7 +256,7 @@ class Hub:
         files = {path: (directory / path).read_bytes() for path in WHOLE_FILES
                  if (directory / path).is_file()}
         files.update((f"{SYNCED}/{peer}", data) for peer, data in _files(directory / SYNCED))
-        plot = directory / PLOT
+        plot = directory / PLOT_DATA
         return Report(name, [(n, (directory / QUEUE / n).read_bytes())
                              for n in self.instances[name].queue],
                       _files(directory / CRASHES), _files(directory / HANGS),

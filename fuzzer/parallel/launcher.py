@@ -31,6 +31,7 @@ from typing import IO
 from ffcc.fuzzer.engine.config import AflEnvironment
 from ffcc.fuzzer.engine.scheduler import Schedule
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.outdir import FUZZER_STATS
 from ffcc.fuzzer.output.status import _count, _duration
 from ffcc.fuzzer.parallel.affinity import pinned_cpus
 
@@ -207,7 +208,7 @@ class Combined:
 
 
 def combined(sync_dir: Path, names: Sequence[str]) -> Combined:
-    return Combined.of([read_stats(sync_dir / name / "fuzzer_stats") for name in names])
+    return Combined.of([read_stats(sync_dir / name / FUZZER_STATS) for name in names])
 
 
 class StatusLine:

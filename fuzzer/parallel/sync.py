@@ -28,7 +28,7 @@ import numpy as np
 
 from ffcc.fuzzer.engine.config import SyncSettings
 from ffcc.fuzzer.engine.peers import PeerEntry
-from ffcc.fuzzer.output.outdir import OutputDir, id_of
+from ffcc.fuzzer.output.outdir import QUEUE, SYNCED, OutputDir, id_of
 from ffcc.runtime.files import write_atomic
 
 MAIN_MARK = "is_main_node"
@@ -45,7 +45,7 @@ class SyncDir:
         self.outdir = outdir
         self.settings = settings
         self.sync_dir = outdir.root.parent
-        self.synced = outdir.root / ".synced"
+        self.synced = outdir.root / SYNCED
         self._foreign_seen: dict[Path, float] = {}  # file -> mtime when imported
         self._next_sync = 0.0
         if settings.main:
@@ -66,7 +66,7 @@ class SyncDir:
         for path in sorted(self.sync_dir.iterdir()):
             if path.name.startswith(".") or path.name == self.settings.name:
                 continue
-            if not (path / "queue").is_dir():
+            if not (path / QUEUE).is_dir():
                 continue
             if self.settings.main or (path / MAIN_MARK).exists():
                 names.append(path.name)
@@ -84,7 +84,7 @@ class SyncDir:
         """The peer's queue entries from its .synced id on, in id order."""
         first = self.next_id(peer)
         found = []
-        for path in (self.sync_dir / peer / "queue").iterdir():
+        for path in (self.sync_dir / peer / QUEUE).iterdir():
             number = id_of(path.name)
             if number is not None and number >= first and path.is_file():
                 found.append(PeerEntry(peer, number, path))

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from ffcc.fuzzer.output.outdir import CRASHES, HANGS
 from ffcc.fuzzer.reports.replay import Replay, SavedInput
 from ffcc.runtime.abi import INFEASIBLE, TRIVIAL, LabelDatabase, LabelRecord, label_region_start
 
-FAULT_KINDS = ("crashes", "hangs")
+FAULT_KINDS = (CRASHES, HANGS)
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ import numpy as np
 
 from ffcc.fuzzer.engine.executor import NativeExecutor, RunStatus, TargetCommand
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.output.outdir import id_of
+from ffcc.fuzzer.output.outdir import INPUT_KINDS, id_of
 from ffcc.native import ffi, lib
 from ffcc.runtime.abi import NAMES, Module, ModuleTable
 from ffcc.runtime.files import write_atomic
 
-KINDS = ("queue", "crashes", "hangs")  # the output directory's input folders, in report order
+KINDS = INPUT_KINDS  # the output directory's input folders, in report order
 _TIME = re.compile(r"(?:^|,)time:(\d+)")
 
 

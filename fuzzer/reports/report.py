@@ -26,7 +26,7 @@ from ffcc.fuzzer.engine.config import DEFAULT_TIMEOUT_MS
 from ffcc.fuzzer.engine.executor import TargetCommand, check_target
 from ffcc.fuzzer.engine.labels import label_database, with_modules
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.outdir import CMDLINE, FUZZER_STATS, QUEUE, OutputDir
 from ffcc.fuzzer.reports.label_coverage import (
     EdgeCoverage,
     LabelResult,
@@ -36,7 +36,7 @@ from ffcc.fuzzer.reports.label_coverage import (
 )
 from ffcc.fuzzer.reports.lcov import tracefile
 from ffcc.fuzzer.reports.plots import CampaignSeries, plot_campaigns, read_plot_data
-from ffcc.fuzzer.reports.replay import KINDS, Replay, SavedInput, Target, replay, saved_inputs
+from ffcc.fuzzer.reports.replay import Replay, SavedInput, Target, replay, saved_inputs
 from ffcc.fuzzer.reports.report_html import page
 from ffcc.fuzzer.reports.stryker import mutation_report
 from ffcc.runtime.abi import LabelDatabase, label_region_start
@@ -46,7 +46,6 @@ REPORT_FOLDER = "report"
 TRACES = ".traces.npz"              # the labelled build's replay cache
 EDGE_TRACES = ".edge-traces.npz"    # the unlabelled build's (--edges-binary)
 PLOTS_FOLDER = "plots"
-CMDLINE = "cmdline"                 # the target's argv, one per line (ffuzz and afl-fuzz)
 _SYNC_COPY = re.compile(r",sync:([^,]+)")  # in the name of a queue entry imported from a peer
 
 
@@ -67,14 +66,14 @@ class Campaign:
 def is_instance(directory: Path) -> bool:
     """Whether a sync directory's sub-directory is a fuzzer instance: it holds a campaign
     (queue/ or fuzzer_stats) and the target it ran (cmdline), as ffuzz and afl-fuzz leave them."""
-    return ((directory / "queue").is_dir() or (directory / "fuzzer_stats").is_file()) \
+    return ((directory / QUEUE).is_dir() or (directory / FUZZER_STATS).is_file()) \
         and (directory / CMDLINE).is_file()
 
 
 def find_campaign(path: Path) -> Campaign:
     """The campaign at ``path``: an instance's directory (OUT/default, as afl-plot takes it,
     or OUT/main), OUT holding default/ alone, or a sync directory of instances."""
-    if (path / "queue").is_dir():
+    if (path / QUEUE).is_dir():
         return Campaign((OutputDir(path.parent, path.name),))
     names = sorted(sub.name for sub in path.iterdir() if is_instance(sub)) if path.is_dir() else []
     single = OutputDir(path)
@@ -82,7 +81,7 @@ def find_campaign(path: Path) -> Campaign:
         return Campaign((single,))
     if not names:
         raise FuzzerError(f"{path} holds no campaign (no {single.queue}, and no instance "
-                          f"directories with queue/ or fuzzer_stats, and {CMDLINE})")
+                          f"directories with {QUEUE}/ or {FUZZER_STATS}, and {CMDLINE})")
     return Campaign(tuple(OutputDir(path, name) for name in names), path)
 
 
@@ -160,7 +159,7 @@ def instance_inputs(campaign: Campaign) -> list[InstanceInputs]:
 
 def _copied_from(saved: SavedInput) -> str | None:
     """The peer a queue entry was imported from (its ``sync:PEER``), None for its own finds."""
-    copy = _SYNC_COPY.search(saved.name) if saved.kind == KINDS[0] else None
+    copy = _SYNC_COPY.search(saved.name) if saved.kind == QUEUE else None
     return copy.group(1) if copy else None
 
 

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ffcc.fuzzer.engine.executor import RunStatus
+from ffcc.fuzzer.output.outdir import CRASHES, HANGS
 from ffcc.fuzzer.reports.label_coverage import (
     FAULT_KINDS,
     Counts,
@@ -35,7 +36,7 @@ from ffcc.fuzzer.reports.report import CampaignReport
 from ffcc.fuzzer.reports.stryker import project_root
 from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 
-FAULT_STATUS = {"crashes": RunStatus.CRASH, "hangs": RunStatus.TIMEOUT}  # what each did when saved
+FAULT_STATUS = {CRASHES: RunStatus.CRASH, HANGS: RunStatus.TIMEOUT}  # what each did when saved
 COUNT_COLUMNS = ("covered", INFEASIBLE, TRIVIAL, "uncovered", "%")  # after what is counted
 
 
