@@ -65,20 +65,10 @@ class Totals:
 
 
 class SavedEntry(Protocol):
-    """What the state file keeps of a queue entry (the engine's QueueEntry is one): its
-    file, and the fields of EntryRecord, which resuming sets again."""
+    """What the state file keeps of a queue entry (the engine's QueueEntry is one): its file,
+    and the attributes named like EntryRecord's fields, read and set by name (RECORD_FIELDS)."""
 
     path: Path
-    depth: int
-    parent: int | None
-    exec_us: int
-    bitmap_size: int
-    handicap: int
-    variable: bool
-    favoured: bool
-    was_fuzzed: bool
-    passed_det: bool
-    trimmed: bool
 
 
 @dataclass(frozen=True)
