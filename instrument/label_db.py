@@ -17,9 +17,12 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
+from typing import Any
 
 from ffcc.runtime import abi
 from ffcc.runtime.files import write_atomic
+
+from .labels import UnitRecord
 
 
 def _sections(program: str) -> tuple[bytes, bytes]:
@@ -44,13 +47,15 @@ def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
     return found
 
 
-def _units(db: bytes) -> Iterator[tuple[dict, list[dict]]]:
-    """Each unit record of the database section with its label records, in section order."""
+def _units(db: bytes) -> Iterator[tuple[UnitRecord, list[dict[str, Any]]]]:
+    """Each unit record of the database section with its label records, in section order:
+    those as JSON objects (labels.UnitLabel's lines), which _labels completes with what the
+    link decided and hands to abi.LabelRecord, the reader of the database's records."""
     lines = db.decode("ascii", errors="replace").splitlines()
     start = 0
     while start < len(lines):
-        header = json.loads(lines[start])
-        end = start + 1 + header["count"]
+        header = UnitRecord.from_json(lines[start])
+        end = start + 1 + header.count
         # One parse of the unit's records as a list: a program holds thousands, and a
         # json.loads per record costs much more than its share of one list's parse.
         yield header, json.loads("[" + ",".join(lines[start + 1:end]) + "]")
@@ -62,13 +67,13 @@ def _labels(slots: bytes, db: bytes) -> list[abi.LabelRecord]:
     offsets = _unit_offsets(slots)
     placed = []
     for header, records in _units(db):
-        places = offsets.get((header["unit"], header["count"]))
+        places = offsets.get((header.unit, header.count))
         if not places:
             continue  # the linker dropped this unit's slots (e.g. --gc-sections)
         base = places.popleft() + abi.UNIT_HEADER_SIZE
         for record in records:
-            gate = {"gate": base + header["count"] + record["gate"]} if "gate" in record else {}
-            placed.append({**record, "slot": base + record["index"], "file": header["file"],
+            gate = {"gate": base + header.count + record["gate"]} if "gate" in record else {}
+            placed.append({**record, "slot": base + record["index"], "file": header.file,
                            **gate})
     placed.sort(key=lambda label: label["slot"])
     return [abi.LabelRecord.from_dict({**label, "id": number})
@@ -99,8 +104,8 @@ def build_summary(program: str, database: abi.LabelDatabase) -> dict:
     per_file: dict[str, Counter[str]] = defaultdict(Counter)
     for label in database.labels:
         per_file[label.file][label.criterion] += 1
-    unlabelled = {(header["file"], header["unlabelled"])
-                  for header, _ in _units(_sections(program)[1]) if "unlabelled" in header}
+    unlabelled = {(header.file, header.unlabelled)
+                  for header, _ in _units(_sections(program)[1]) if header.unlabelled is not None}
     return {
         "program": program,
         "labels": len(database.labels),

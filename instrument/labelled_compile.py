@@ -17,13 +17,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import RETIRED
 
 from .command_line import CompilerCommand, Source
-from .labels import labeldb_asm, preamble, unit_id, unlabelled_record
+from .labels import UnitLabel, labeldb_asm, preamble, unit_id, unlabelled_record
 from .plan import labelled_argv, parse_flags
 from .selection import Selection
 
@@ -83,7 +83,7 @@ class LabelBuilder:
 
     def __init__(self, settings: LabelSettings, pruner: Pruner | None = None) -> None:
         self.settings = settings
-        self.pruner = pruner  # marks records "pruned" before the unit is written
+        self.pruner = pruner  # gives records a "pruned" verdict before the unit is written
         self.workdir = tempfile.mkdtemp(prefix="ffcc-labels-")
         self.units: list[LabelledUnit] = []
         self.unlabelled: list[UnlabelledUnit] = []  # built without labels, with the reason
@@ -128,20 +128,18 @@ class LabelBuilder:
                   f"{unit.left_out} left out", file=sys.stderr)
         return unit
 
-    def _records(self, source: str, text: str, labels: list[Label], flags: list[str]) -> list[dict]:
-        """The unit records of one annotated unit's labels (labels.preamble writes them into
-        its object), marked ``pruned`` by the pruner's analysis and by ``--retired``."""
-        # vars, not dataclasses.asdict: the fields are plain values, and asdict deep-copies
-        # every record.
-        dropped = {"file"} if self.settings.gated else {"file", "gate"}  # no gate, no gate byte
-        records = [{k: v for k, v in vars(label).items() if k not in dropped} for label in labels]
+    def _records(self, source: str, text: str, labels: list[Label],
+                 flags: list[str]) -> list[UnitLabel]:
+        """The label records of one annotated unit (labels.preamble writes them into its
+        object), ``pruned`` by the pruner's analysis and by ``--retired``."""
+        records = [UnitLabel(label, self.settings.gated) for label in labels]
         if self.pruner is not None:
-            self.pruner.mark(source, text, records, [*self.settings.macros, *flags])
+            records = self.pruner.mark(source, text, records, [*self.settings.macros, *flags])
         if self.settings.retired:
             path = os.path.abspath(source)
-            for record in records:
-                if (path, record["index"]) in self.settings.retired:
-                    record["pruned"] = RETIRED
+            records = [replace(record, pruned=RETIRED)
+                       if (path, record.label.index) in self.settings.retired else record
+                       for record in records]
         return records
 
     def _write_copy(self, source: str, text: str) -> str:
@@ -178,7 +176,7 @@ class LabelBuilder:
             return argv
         fd, header = tempfile.mkstemp(suffix=".h", dir=self.workdir)
         with os.fdopen(fd, "w") as out:
-            out.write(labeldb_asm([unlabelled_record(source, reason)
+            out.write(labeldb_asm([unlabelled_record(source, reason).to_json()
                                    for source, reason in reasons.items()]))
         return [argv[0], "-include", header, *argv[1:]]
 

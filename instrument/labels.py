@@ -12,10 +12,11 @@ annotated unit and compiles it:
   slot byte per label and one gate byte per site (never counted); a label's map
   slot is its byte's offset from the section start, so slots are fixed when the
   program is linked;
-* the unit's label records go, as JSON lines after a unit record (unit id,
-  label count, file), into the non-allocated section ``abi.LABELDB_SECTION``,
-  which the linker concatenates and archives carry along (label_db.py reads both
-  back from the linked binary and writes the label database through abi);
+* the unit's label records (``UnitLabel``) go, as JSON lines after a unit record
+  (``UnitRecord``: unit id, label count, file), into the non-allocated section
+  ``abi.LABELDB_SECTION``, which the linker concatenates and archives carry along
+  (label_db.py reads both back from the linked binary and writes the label database
+  through abi);
 * a label adds its predicate's value to its slot, never wrapping to zero, at the
   slot's section address plus ``__ffcc_label_delta``, which ffcc's runtime sets so
   that the address falls in the label region of the coverage map.  Two forms
@@ -34,8 +35,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 
-from ffcc.rewriters.model import COMPARED_LAUNDER, register_launder
+from ffcc.rewriters.model import COMPARED_LAUNDER, Label, register_launder
 from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
 
 # Warning groups that label code can trigger (GNU extensions under -pedantic, C99's variadic
@@ -87,6 +89,62 @@ def _diagnostics() -> str:
              "#else", '#pragma GCC diagnostic ignored "-Wpragmas"', "#endif"]
     lines += [f'#pragma GCC diagnostic ignored "{w}"' for w in LABEL_WARNINGS]
     return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class UnitLabel:
+    """A label record of one unit, as its object holds it: written by ``preamble`` into
+    abi.LABELDB_SECTION after the unit record, made an abi.LabelRecord by label_db.py once the
+    link has placed the unit.  It is the rewriters' Label without its file, which the unit
+    record names, and without its gate where sites have no gate bytes (``gated``), plus why
+    the label compiles to nothing if it does: the pruner's verdict (prune/) or RETIRED
+    (``--retired``).  Frozen: the pruner and ``--retired`` give new values."""
+
+    label: Label
+    gated: bool = False  # --label-gates: the label's site has a gate byte in the unit
+    pruned: str | None = None  # abi.INFEASIBLE, abi.TRIVIAL or abi.RETIRED
+
+    @property
+    def gate(self) -> int | None:
+        """The label's gate, numbered in the unit; None where sites have no gate bytes."""
+        return self.label.gate if self.gated else None
+
+    def to_json(self) -> str:
+        """The record's line: the label's fields in their order (a subclass's last:
+        ``mutants``, ``also``), then ``pruned``; compact, as a unit may hold thousands."""
+        # vars, not dataclasses.asdict: the fields are plain values, and asdict deep-copies
+        # every record.
+        dropped = ("file",) if self.gated else ("file", "gate")
+        values = {name: value for name, value in vars(self.label).items() if name not in dropped}
+        if self.pruned is not None:
+            values["pruned"] = self.pruned
+        return json.dumps(values, ensure_ascii=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """The unit record, in front of a unit's label records in abi.LABELDB_SECTION: the unit
+    id and label count of its slots' header, by which label_db.py finds the unit's slots after
+    the link, its source, and why a unit built without labels has none (``unlabelled``,
+    which label_db.py's build summary lists)."""
+
+    unit: int
+    count: int
+    file: str  # absolute path
+    unlabelled: str | None = None
+
+    def to_json(self) -> str:
+        """The record's line (``unlabelled`` left out when None)."""
+        values: dict[str, int | str] = {"unit": self.unit, "count": self.count, "file": self.file}
+        if self.unlabelled is not None:
+            values["unlabelled"] = self.unlabelled
+        return json.dumps(values, ensure_ascii=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> UnitRecord:
+        """The unit record of a line ``to_json`` wrote."""
+        values = json.loads(line)
+        return cls(values["unit"], values["count"], values["file"], values.get("unlabelled"))
 
 
 def unit_id(path: str, text: str) -> int:
@@ -295,21 +353,21 @@ GATE_FORM = (
     "#else\n" + NO_GATES + "#endif\n")
 
 
-def gate_count(records: list[dict]) -> int:
+def gate_count(records: list[UnitLabel]) -> int:
     """Gates of a unit: one per site, numbered from 0 (records without one: none)."""
-    return 1 + max((r.get("gate", -1) for r in records), default=-1)
+    return 1 + max((r.gate for r in records if r.gate is not None), default=-1)
 
 
-def _label_macros(records: list[dict], group_form: str) -> str:
+def _label_macros(records: list[UnitLabel], group_form: str) -> str:
     """``__FFCC_LABEL(i, p)``: label i counts when p holds; a pruned label is nothing (per-label
     macros, so this holds at -O0 too; prune/), and in a unit with one, a group of labels
     (``__FFCC_COMPARE``, ``__FFCC_COUNTS``) is its labels' own statements, else
     ``group_form``."""
-    if not any(r.get("pruned") for r in records):
+    if not any(r.pruned for r in records):
         return "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)\n" + group_form
     lines = [GROUPS_AS_LABELS.rstrip("\n"), "#define __FFCC_LABEL(i, p) __FFCC_LABEL_##i(p)"]
-    lines += [f"#define __FFCC_LABEL_{r['index']}(p) "
-              + ("((void)0)" if r.get("pruned") else f"__FFCC_COUNT({r['index']}, p)")
+    lines += [f"#define __FFCC_LABEL_{r.label.index}(p) "
+              + ("((void)0)" if r.pruned else f"__FFCC_COUNT({r.label.index}, p)")
               for r in records]
     return "\n".join(lines) + "\n"
 
@@ -331,7 +389,7 @@ def _base_file(source: str) -> str:
     return f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
 
 
-def preamble(uid: int, source: str, records: list[dict], branch_free: bool = True,
+def preamble(uid: int, source: str, records: list[UnitLabel], branch_free: bool = True,
              comparisons_logged: bool = False) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
@@ -345,9 +403,8 @@ def preamble(uid: int, source: str, records: list[dict], branch_free: bool = Tru
     count = len(records)
     gate_bytes = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
-    db_lines = [json.dumps({"unit": uid, "count": count, "file": os.path.abspath(source)},
-                           ensure_ascii=True)]
-    db_lines += [json.dumps(r, ensure_ascii=True, separators=(",", ":")) for r in records]
+    db_lines = [UnitRecord(uid, count, os.path.abspath(source)).to_json()]
+    db_lines += [record.to_json() for record in records]
     deltas = "".join(f'__attribute__((weak, used, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
                      for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
     guard = f"__FFCC_UNIT_{uid:08x}"
@@ -375,8 +432,7 @@ def labeldb_asm(db_lines: list[str]) -> str:
     return f"__asm__({json.dumps(asm)});\n"
 
 
-def unlabelled_record(source: str, reason: str) -> str:
-    """The label database's record of a unit built without labels: a unit of no labels
-    whose ``unlabelled`` says why (label_db.py's build summary lists it)."""
-    return json.dumps({"unit": 0, "count": 0, "file": os.path.abspath(source),
-                       "unlabelled": reason}, ensure_ascii=True)
+def unlabelled_record(source: str, reason: str) -> UnitRecord:
+    """The unit record of a unit built without labels: a unit of no labels whose
+    ``unlabelled`` says why (label_db.py's build summary lists it)."""
+    return UnitRecord(0, 0, os.path.abspath(source), reason)

@@ -28,9 +28,13 @@ import struct
 import sys
 import time
 import traceback
+from typing import TYPE_CHECKING
 
 from .client import MAGIC, STATUS, receive_exact, socket_path
 from .exiting import end_by_signal, flush_streams
+
+if TYPE_CHECKING:
+    from .labels import UnitLabel
 
 HEADER = struct.Struct(f"<{len(MAGIC)}sI")  # magic, request length
 DEFAULT_IDLE_SECONDS = 300.0
@@ -68,9 +72,9 @@ def preload() -> None:
         pass
 
 
-def warm_up(annotate) -> list[dict]:
-    """Label WARM_UP_SOURCE with every criterion, and write its unit as a command would; its
-    label records."""
+def warm_up(annotate) -> list[UnitLabel]:
+    """Label WARM_UP_SOURCE with every criterion, and write its unit as a command would
+    (with gates); its label records."""
     import tempfile
 
     from ffcc.rewriters import LabelOptions
@@ -84,7 +88,7 @@ def warm_up(annotate) -> list[dict]:
             out.write(WARM_UP_SOURCE)
         result = annotate(source, predefined_macros(),
                           LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
-        records = [dict(vars(label)) for label in result.labels]
+        records = [labels.UnitLabel(label, gated=True) for label in result.labels]
         labels.preamble(labels.unit_id(source, result.text), source, records)
     return records
 

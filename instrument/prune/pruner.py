@@ -3,8 +3,8 @@
 The LabelBuilder (labelled_compile.py) hands every annotated unit to ``Pruner.mark`` before writing
 it; the pruner decides labels on analysis variants of the annotated text (variants.py),
 with the fast method (fast.py: one compile per unit) or the paper's gccdiff
-(gccdiff.py: two compiles per label), and marks the unit's records with
-``"pruned": "infeasible" | "trivial"``.  The unit's preamble then defines those labels'
+(gccdiff.py: two compiles per label), and gives the unit's records (labels.UnitLabel) the
+verdict ``pruned``: "infeasible" or "trivial".  The unit's preamble then defines those labels'
 bodies away, so the built program has no code for them, and the label database (read back
 from the program) says which labels were dropped and why; the fuzzer skips them.
 
@@ -18,9 +18,10 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import FfccError
+from ..labels import UnitLabel
 from .compile import AnalysisCompiler
 from .fast import fast_verdicts
 from .gccdiff import gccdiff_verdicts
@@ -67,8 +68,10 @@ class Pruner:
         self.report = PruneReport(self.method)
         self._slots = threading.Semaphore(self.jobs)
 
-    def mark(self, source: str, text: str, records: list[dict], flags: list[str]) -> None:
-        """Set ``record["pruned"]`` on the records of the labels the analysis removes."""
+    def mark(self, source: str, text: str, records: list[UnitLabel],
+             flags: list[str]) -> list[UnitLabel]:
+        """``records`` with the verdict ``pruned`` on those of the labels the analysis
+        removes."""
         start = time.monotonic()
         compiler = AnalysisCompiler(self.compiler, flags, source, self._slots)
         error = None
@@ -77,10 +80,9 @@ class Pruner:
         except FfccError as err:
             verdicts, error = {}, str(err)
             print(f"ffcc: warning: {source}: labels not pruned: {err}", file=sys.stderr)
-        for record in records:
-            verdict = verdicts.get(record["index"])
-            if verdict:
-                record["pruned"] = verdict
+        records = [replace(record, pruned=verdict)
+                   if (verdict := verdicts.get(record.label.index)) else record
+                   for record in records]
         unit = UnitPruning.of(source, records, time.monotonic() - start, compiler.compiles,
                               laundering_neutralised=neutralise_laundering(text)[1],
                               error=error)
@@ -89,3 +91,4 @@ class Pruner:
             print(f"ffcc: {source}: pruned {unit.total('infeasible')} infeasible, "
                   f"{unit.total('trivial')} trivial of {len(records)} labels "
                   f"({self.method}, {unit.seconds:.2f}s)", file=sys.stderr)
+        return records

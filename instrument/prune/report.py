@@ -16,6 +16,8 @@ from pathlib import Path
 from ffcc.runtime.abi import INFEASIBLE, TRIVIAL
 from ffcc.runtime.files import write_atomic
 
+from ..labels import UnitLabel
+
 REPORT_NAME = "ffcc-prune.json"
 
 
@@ -42,13 +44,13 @@ class UnitPruning:
     error: str | None = None
 
     @classmethod
-    def of(cls, file: str, records: list[dict], seconds: float, compiles: int,
+    def of(cls, file: str, records: list[UnitLabel], seconds: float, compiles: int,
            **extra) -> UnitPruning:
         counts: dict[str, Counter] = {}
         for record in records:
-            tally = counts.setdefault(operator_group(record["operator"]), Counter())
+            tally = counts.setdefault(operator_group(record.label.operator), Counter())
             tally["before"] += 1
-            tally[record.get("pruned") or "kept"] += 1
+            tally[record.pruned or "kept"] += 1
         return cls(file, seconds, compiles, counts, **extra)
 
     def total(self, key: str) -> int:

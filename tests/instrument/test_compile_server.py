@@ -142,7 +142,7 @@ def test_server_warms_up_on_a_unit_with_every_kind_of_label():
     labelling would only show as slower commands."""
     from ffcc.instrument.server import warm_up
     from ffcc.rewriters import annotate
-    groups = {record["operator"].split(".")[1 if record["criterion"] == "wm" else 0]
+    groups = {record.label.operator.split(".")[1 if record.label.criterion == "wm" else 0]
               for record in warm_up(annotate)}
     assert {"mcc", "ror", "aor", "cor", "abs", "uod", "bor", "asr"} <= groups
 

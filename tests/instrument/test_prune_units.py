@@ -10,14 +10,15 @@ import shutil
 import pytest
 
 from ffcc.fuzzer.engine.labels import LabelMap
-from ffcc.instrument.labels import preamble
+from ffcc.instrument.labels import UnitLabel, preamble
 from ffcc.instrument.plan import analysis_flags
 from ffcc.instrument.prune.compile import AnalysisCompiler
 from ffcc.instrument.prune.pruner import FAST, GCCDIFF, analyse
 from ffcc.instrument.prune.report import PruneReport, UnitPruning
 from ffcc.instrument.prune.variants import LabelShapeError, check_label_uses, neutralise_laundering
+from ffcc.rewriters.model import Label
 from ffcc.rewriters.opaque import copies, launder
-from ffcc.runtime.abi import TRIVIAL, LabelDatabase, LabelRecord, write_label_db
+from ffcc.runtime.abi import INFEASIBLE, TRIVIAL, LabelDatabase, LabelRecord, write_label_db
 
 COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 
@@ -79,9 +80,15 @@ def test_analysis_flags_keep_the_preprocessor_and_replace_optimisation():
     assert analysis_flags(flags) == ["-DX=1", "-Iinc", "-std=c99", "-Wp,-MD,x.d"]
 
 
+def unit_label(index: int, operator: str, pruned: str | None = None) -> UnitLabel:
+    """A label record of unit u.c; only its index, operator and verdict matter here."""
+    criterion = operator.split(".")[0]
+    return UnitLabel(Label(index, 0, criterion, operator, "u.c", 1, 1, "f", "x", "x"),
+                     pruned=pruned)
+
+
 def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
-    records = [{"index": 0, "operator": "mcc"}, {"index": 1, "operator": "wm.ror.lt_le",
-                                                  "pruned": "infeasible"}]
+    records = [unit_label(0, "mcc"), unit_label(1, "wm.ror.lt_le", INFEASIBLE)]
     for branch_free in (True, False):
         text = preamble(7, "u.c", records, branch_free)
         assert "#define __FFCC_LABEL_1(p) ((void)0)" in text
@@ -96,9 +103,8 @@ def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
 
 
 def test_report_counts_per_operator_group(tmp_path):
-    records = [{"index": 0, "operator": "mcc"}, {"index": 1, "operator": "wm.ror.lt_le",
-                                                  "pruned": "infeasible"},
-               {"index": 2, "operator": "wm.ror.lt_gt", "pruned": "trivial"}]
+    records = [unit_label(0, "mcc"), unit_label(1, "wm.ror.lt_le", INFEASIBLE),
+               unit_label(2, "wm.ror.lt_gt", TRIVIAL)]
     report = PruneReport(FAST)
     report.add(UnitPruning.of("u.c", records, 0.5, 1))
     data = json.loads(report.write(tmp_path, 2.0).read_text())

@@ -15,8 +15,9 @@ from helpers import REPO, sample_sources
 from rewriter_harness import ALL_WM, build, run
 from test_differential import PROGRAM_INPUTS, program  # noqa: F401 (a fixture)
 
-from ffcc.instrument.labels import preamble
+from ffcc.instrument.labels import UnitLabel, preamble
 from ffcc.rewriters import LabelOptions, annotate
+from ffcc.rewriters.model import Label
 from ffcc.runtime.abi import UNIT_HEADER_SIZE
 
 GATE_BLOCK = re.compile(r"\{ __FFCC_GATE_OPEN\((\d+)\) (.*?) __FFCC_GATE_CLOSE\((\d+)\) \}")
@@ -73,8 +74,10 @@ int main(int argc, char **argv) {
 @pytest.mark.skipif(not shutil.which("clang"), reason="no clang")
 @pytest.mark.parametrize("opt", ["-O0", "-O2"])
 def test_a_site_repeated_in_one_function_compiles_with_the_drivers_gate(tmp_path: Path, opt):
-    records = [{"index": 0, "gate": 0}, {"index": 1, "gate": 0}]
     source = tmp_path / "twice.c"
+    records = [UnitLabel(Label(index, 0, "mcc", "mcc", str(source), 4, 18, "twice", "x > 1",
+                               predicate), gated=True)
+               for index, predicate in enumerate(("x > 1", "x < 1"))]
     # Without ffcc's runtime the deltas are 0: labels count in the section itself, and the
     # retirement byte a label and a gate read is their own byte.
     source.write_text(preamble(7, str(source), records) + TWICE % {
