@@ -79,8 +79,8 @@ def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
         + ([f"--retired={os.path.abspath(opts.retired)}"] if opts.retired else [])
     if not (fewer and not command.sources and len(command.linker_inputs) == 1):
         return None
-    from .prune.rebuild import build_record, rebuild_argv
-    record = build_record(command.linker_inputs[0])
+    from .prune.rebuild import BuildRecord, rebuild_argv
+    record = BuildRecord.read(command.linker_inputs[0])
     if record is None:
         return None
     cwd, argv = rebuild_argv(command.linker_inputs[0], record, fewer)

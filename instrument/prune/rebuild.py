@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.runtime.abi import BUILD_RECORD
@@ -40,29 +41,44 @@ def label_words(opts: FfccOptions) -> list[str]:
     return words
 
 
-def build_record(path: str) -> dict | None:
-    """The ffcc-build.json of the directory ``path``, or None when it is no build directory."""
-    record = Path(path) / BUILD_RECORD
-    if not Path(path).is_dir() or not record.is_file():
-        return None
-    return json.loads(record.read_text())
+@dataclass(frozen=True)
+class BuildRecord:
+    """What a rebuild reads of a project build's ffcc-build.json (project.py writes it, with
+    more that reports read): how to run the build again.  Empty where the record has nothing,
+    as a build without labels or of an older ffcc may."""
+
+    command: tuple[str, ...]  # the compiler command's arguments, as ffcc was given them
+    cwd: str  # where it ran
+    program: str  # the program's name in the build directory
+    label_options: tuple[str, ...]  # ffcc's options that chose the labels (label_words)
+    backend: str | None  # the backend compiler's path
+
+    @classmethod
+    def read(cls, path: str) -> BuildRecord | None:
+        """The record of the directory ``path``, or None when it is no build directory."""
+        record = Path(path) / BUILD_RECORD
+        if not Path(path).is_dir() or not record.is_file():
+            return None
+        values = json.loads(record.read_text())
+        return cls(tuple(values.get("command") or ()), values.get("cwd", ""),
+                   values.get("program", ""), tuple(values.get("label_options") or ()),
+                   values.get("backend", {}).get("path"))
 
 
-def rebuild_argv(build_dir: str, record: dict, fewer: list[str]) -> tuple[str, list[str]]:
+def rebuild_argv(build_dir: str, record: BuildRecord, fewer: list[str]) -> tuple[str, list[str]]:
     """(working directory, ffcc argv) that rebuild ``build_dir`` with the options ``fewer``
     (``--prune=METHOD``, ``--retired=FILE``)."""
-    if not record.get("command") or not record.get("label_options"):
+    if not record.command or not record.label_options:
         raise FfccError(f"ffcc: error: {build_dir} has no labels to prune or retire (build it "
                         "with --mcc or --wm, in project form: ffcc --mcc --wm -o build/ "
                         "src/*.c)", 2)
-    backend = record.get("backend", {}).get("path")
-    words = [*record["label_options"], *fewer, f"--name={record['program']}"]
-    if backend:
-        words.append(f"--cc={backend}")
-    return record["cwd"], [*words, *_output_to(record["command"], build_dir)]
+    words = [*record.label_options, *fewer, f"--name={record.program}"]
+    if record.backend:
+        words.append(f"--cc={record.backend}")
+    return record.cwd, [*words, *_output_to(record.command, build_dir)]
 
 
-def _output_to(args: list[str], build_dir: str) -> list[str]:
+def _output_to(args: tuple[str, ...], build_dir: str) -> list[str]:
     """The recorded command building into ``build_dir`` (which may be a copy of the
     directory it was recorded in)."""
     target = os.path.abspath(build_dir).rstrip("/") + "/"
