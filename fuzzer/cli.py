@@ -46,7 +46,7 @@ from ffcc.fuzzer.engine.retire import Retirement, RetirePolicy
 from ffcc.fuzzer.engine.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Schedule, Scheduler
 from ffcc.fuzzer.engine.seeds import read_seeds
 from ffcc.fuzzer.errors import FuzzerError
-from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.outdir import DEFAULT_INSTANCE, OutputDir
 from ffcc.fuzzer.output.state import load as load_state
 from ffcc.fuzzer.output.stats import write_setup_files
 from ffcc.fuzzer.output.status import Status, make_status
@@ -159,7 +159,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         return
     sync = sync_settings(main, secondary, foreign, sync_seconds, env.sync_seconds)
     resume = resumes(input_dir, env, lambda: OutputDir(
-        output_dir, sync.name if sync else "default").has_campaign())
+        output_dir, sync.name if sync else DEFAULT_INSTANCE).has_campaign())
     config = Config(
         input_dir=None if resume else Path(input_dir), output_dir=output_dir,
         target_argv=target, timeout_ms=parse_timeout(timeout),

@@ -15,7 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol
 
-from ffcc.fuzzer.output.outdir import append_line
+from ffcc.fuzzer.output.outdir import CMDLINE, FUZZER_SETUP, append_line
 from ffcc.runtime.files import write_atomic
 
 PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
@@ -176,5 +176,5 @@ def write_setup_files(root: Path, argv: list[str], target_argv: list[str],
     line) and cmdline."""
     env = "".join(f"{k}={v}\n" for k, v in variables)
     setup = f"# environment variables:\n{env}# command line:\n{shlex.join(argv)}\n"
-    write_atomic(root / "fuzzer_setup", setup.encode())
-    write_atomic(root / "cmdline", "".join(f"{a}\n" for a in target_argv).encode())
+    write_atomic(root / FUZZER_SETUP, setup.encode())
+    write_atomic(root / CMDLINE, "".join(f"{a}\n" for a in target_argv).encode())

@@ -49,7 +49,6 @@ from ffcc.fuzzer.parallel.sync import MAIN_MARK
 from ffcc.runtime.files import write_atomic
 
 MAIN = "main"
-PLOT = PLOT_DATA  # cluster_worker.py's name for it (it takes the names from here)
 WHOLE_FILES = (FUZZER_STATS, CMDLINE, FUZZER_SETUP, STATE_FILE)  # replaced, not appended
 DELIVERY_BYTES = 16 << 20  # entries' bytes per answer at most (the rest comes next time)
 File = tuple[str, bytes]  # a file's name and contents

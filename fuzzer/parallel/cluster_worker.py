@@ -35,14 +35,9 @@ from typing import Any
 import numpy as np
 
 from ffcc.fuzzer.engine.config import SyncSettings
-from ffcc.fuzzer.output.outdir import OutputDir, id_of
+from ffcc.fuzzer.output.outdir import CRASHES, HANGS, PLOT_DATA, QUEUE, SYNCED, OutputDir, id_of
 from ffcc.fuzzer.parallel.cluster_hub import (
-    CRASHES,
-    HANGS,
     MAIN,
-    PLOT,
-    QUEUE,
-    SYNCED,
     WHOLE_FILES,
     Delivery,
     File,
@@ -131,7 +126,7 @@ class Exchange:
     def _plot_tail(self) -> bytes:
         """Whole lines of plot_data added since the last report."""
         try:
-            with open(self.root / PLOT, "rb") as plot:
+            with open(self.root / PLOT_DATA, "rb") as plot:
                 plot.seek(self.plot_offset)
                 data = plot.read()
         except FileNotFoundError:
@@ -206,7 +201,7 @@ class Exchange:
         self.sent[CRASHES].update(name for name, _ in saved.crashes)
         self.sent[HANGS].update(name for name, _ in saved.hangs)
         if saved.plot_tail:  # else ffuzz starts the file with its header
-            write_atomic(self.root / PLOT, saved.plot_tail)
+            write_atomic(self.root / PLOT_DATA, saved.plot_tail)
         self.plot_offset = len(saved.plot_tail)
         for path, data in saved.files.items():
             (self.root / path).parent.mkdir(parents=True, exist_ok=True)

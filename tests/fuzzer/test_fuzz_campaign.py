@@ -248,12 +248,12 @@ def test_havoc_blocks_stay_small_in_the_first_minutes(tmp_path) -> None:
 def test_a_stage_yields_its_findings_with_their_op_and_pauses_where_it_may_stop() -> None:
     ex = FakeExecutor()
     steps = list(stages.run(ex, stages.havoc(b"ab", None, None, 10, 1)))
-    assert [(op, f and f.kind) for op, f in steps] == [
+    assert [(op, f and f.kind) for op, f, _ in steps] == [
         ("havoc", FindingKind.NEW_PATH), ("havoc", FindingKind.CRASH), ("havoc", None),
         ("havoc", None)]
     det = stages.deterministic(b"ab", None, None, tokens=0, level=1)
     assert [op for op, _ in det.requests][-1] == "int32"  # no token stages without tokens
-    assert [op for op, _ in stages.run(ex, det)].count("flip1") == 2  # a slice, then the end
+    assert [step.op for step in stages.run(ex, det)].count("flip1") == 2  # a slice, then the end
     assert det.execs == 10 * len(det.requests)
 
 

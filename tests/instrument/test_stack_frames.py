@@ -71,8 +71,8 @@ def frame_sizes(tmp_path: Path, backend: str, labels: tuple[str, ...], source: s
     return sizes
 
 
-# Per backend: labelled -O0 frame of depth() at most this many times its plain frame (measured
-# 1.6 with gcc, 2.85 with clang; 3.8 and 5.8 when each site declared its temporaries).
+# Per backend: labelled -O0 frame of depth() at most this many times its plain frame, with room
+# over what was measured (bench/RESULTS.md, "Stack frames").
 FRAME_FACTOR = {"gcc": 2.0, "clang": 3.2}
 
 
