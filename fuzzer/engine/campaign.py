@@ -156,8 +156,8 @@ class Campaign:
         self.labels.keep_compiled_out(self.executor.virgin())
         self._loaded = True
         # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,
-        # the collector's passes over its old generations stop walking it, which on a fast
-        # target cost about 4% of the fuzzer's time.
+        # the collector's passes over its old generations stop walking it, a cost a fast
+        # target makes visible (bench/RESULTS.md, "The garbage collector on a fast target").
         gc.freeze()
         self.status.message(f"random seed {self.config.seed} (--seed to repeat), "
                             f"schedule {self.scheduler.name}, map {self.executor.map_size} "
