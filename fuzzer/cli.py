@@ -3,7 +3,7 @@
     ffuzz -i seeds -o out [-t ms] [-m MB] [-x dict] [-V s] [-E n] [-D] [-c PROG_CMPLOG]
           [-p fairfuzz|afl] [-r] [-q 1|2|3] [-b] [-s] [--seed N]
           [-M NAME | -S NAME] [-F DIR] [--sync-seconds S]
-          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire first|stall|never]
+          [--labels-binary PROG_LABELLED [--phase-switch POLICY]] [--retire rare|first|stall|never]
           [--rebuild-retired S] [-j N] -- prog [args] @@
 
 -s is FairFuzz's shadow mode (as in FairFuzz), so the RNG seed is --seed.
@@ -128,10 +128,12 @@ Other commands (each has --help):
 @click.option("--phase-switch", default=DEFAULT_POLICY, show_default=True,
               help="With --labels-binary: when edges have stalled (cycles:N, stall:S, execs:N, "
                    "time:S; the first that holds).")
-@click.option("--retire", type=click.Choice([p.value for p in RetirePolicy]), default="first",
-              show_default=True,
-              help="When a label stops counting: once the queue covers it; as first, and every "
-                   "label left once none was covered for 10 minutes; or never.")
+@click.option("--retire", type=click.Choice([p.value for p in RetirePolicy]),
+              default=RetirePolicy.RARE.value, show_default=True,
+              help="When a label stops counting: once the queue covers it and it is no longer a "
+                   "rare branch (rare: FairFuzz may still target it); once covered (first); as "
+                   "rare, and every label left once none was covered for 10 minutes (stall); "
+                   "or never.")
 @click.option("--rebuild-retired", type=click.FloatRange(min=0), metavar="SECONDS",
               help="Once SECONDS pass without a newly covered label, rebuild the labelled "
                    "target (an ffcc project build) without its retired labels and go on with "

@@ -165,7 +165,7 @@ class Campaign:
         self.checkpoints.save()
         while not self.stopping():
             self.peers.step(self.stopping)
-            self.labels.retire_covered(self.queue, self.executor.virgin())
+            self.labels.retire_covered(self.queue, self.executor.virgin(), self.queue_hits)
             hits = self.queue_hits() if self.scheduler.uses_hits else NO_HITS
             selection = self.scheduler.next(self.queue, hits, self.rng)
             if selection is not None:

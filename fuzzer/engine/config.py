@@ -139,7 +139,7 @@ class Config:
     labels_binary: Path | None = None  # --labels-binary: phase 2's build (phases.py)
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary
-    retire: RetirePolicy = RetirePolicy.FIRST  # --retire: when a covered label stops counting
+    retire: RetirePolicy = RetirePolicy.RARE  # --retire: when a covered label stops counting
     rebuild_retired: float | None = None  # --rebuild-retired: label stall before a lean rebuild
     lean_binary: Path | None = None  # runs in place of the target: a lean rebuild (lean.py)
 

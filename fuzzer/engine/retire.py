@@ -4,10 +4,11 @@ The fuzzer offers the target a shared-memory segment laid out as the label regio
 (ffcc_protocol.h, Label retirement; its id in FFCC_ENV_RETIRE_SHM_ID).  A label reads its
 byte before it counts: once the campaign sets that byte, the label never writes its slot
 again, in the running forkserver, its batches and every later child, with no Python per
-execution.  The campaign retires the labels its queue has covered (``--retire first``,
-the default) between queue entries: they leave FairFuzz's rarity computation (a label
-that no longer counts would look rarer and rarer), and their coverage stays recorded in
-the virgin map, the queue entries and every report.  A target without ffcc's runtime
+execution.  Between queue entries the campaign retires the labels its queue has covered
+and that are no longer rare (``--retire rare``, the default: while few inputs hit a label
+it is a branch FairFuzz may aim at; ``first`` retires on cover): they leave FairFuzz's
+rarity computation (a label that no longer counts would look rarer and rarer), and their
+coverage stays recorded in the virgin map, the queue entries and every report.  A target without ffcc's runtime
 (AFL++'s) never maps the segment, and every label of a target that does not find it
 counts.
 
@@ -34,6 +35,7 @@ from enum import Enum
 import numpy as np
 
 from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.scheduler import rarity_cutoff
 from ffcc.fuzzer.engine.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
@@ -44,8 +46,9 @@ STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases
 class RetirePolicy(Enum):
     """--retire: when a covered label stops counting; the values are the option's spellings."""
 
+    RARE = "rare"    # once the queue covers it and it is no longer a rare branch
     FIRST = "first"  # once the queue covers it
-    STALL = "stall"  # as FIRST, and every label left once none was covered for STALL_SECONDS
+    STALL = "stall"  # as RARE, and every label left once none was covered for STALL_SECONDS
     NEVER = "never"
 
 
@@ -53,14 +56,16 @@ class Retirement:
     """The retirement segment of one labelled target, and which labels it retired."""
 
     def __init__(self, labels: LabelMap, stall_seconds: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, while_rare: bool = False) -> None:
         self.labels = labels
+        self._while_rare = while_rare  # a covered label stays while it is a rare branch
         self._stall_seconds = stall_seconds  # give up after this long without a cover (stall)
         self._clock = clock
         self._last_cover = clock()
         self.given_up = False  # the labels left were retired uncovered
         self._slots = np.flatnonzero([site is not None for site in labels.sites])
         self.retired = np.zeros(len(self._slots), dtype=bool)
+        self._seen = np.zeros(len(self._slots), dtype=bool)  # covered, retired or not
         self._label_indices = self._slots  # map indices, once the map's size is known
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
@@ -79,7 +84,8 @@ class Retirement:
         """The segment for a labelled target under ``policy``; None when nothing retires."""
         if policy is RetirePolicy.NEVER or labels is None or not labels.count:
             return None
-        return cls(labels, STALL_SECONDS if policy is RetirePolicy.STALL else None)
+        return cls(labels, STALL_SECONDS if policy is RetirePolicy.STALL else None,
+                   while_rare=policy is not RetirePolicy.FIRST)
 
     @property
     def indices(self) -> np.ndarray:
@@ -95,14 +101,20 @@ class Retirement:
         """Seconds since a label was last covered (or since the segment was made)."""
         return self._clock() - self._last_cover
 
-    def retire_covered(self, virgin: np.ndarray) -> np.ndarray:
-        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff),
-        and under ``stall`` every label left once none was covered for long; the map indices
-        of those retired now."""
+    def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None) -> np.ndarray:
+        """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
+        and, under ``rare`` and ``stall``, that are no longer rare: ``hits`` (FairFuzz's
+        rarity input, the retired labels left out) counts more inputs hitting them than the
+        rarity cutoff.  Under ``stall``, every label left once none was covered for long.
+        The map indices of those retired now."""
         self._label_indices = self._slots + self.labels.region_start(len(virgin))
-        newly = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        covered = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        newly = covered
+        if self._while_rare and hits is not None:
+            newly = covered & (hits[self._label_indices] > rarity_cutoff(hits))
         now = self._clock()
-        if newly.any():
+        if (covered & ~self._seen).any():
+            self._seen |= covered
             self._last_cover = now
         elif self._stalled(now):
             newly = ~self.retired
