@@ -8,9 +8,9 @@ execution.  Between queue entries the campaign retires the labels its queue has 
 and that are no longer rare (``--retire rare``, the default: while few inputs hit a label
 it is a branch FairFuzz may aim at; ``first`` retires on cover): they leave FairFuzz's
 rarity computation (a label that no longer counts would look rarer and rarer), and their
-coverage stays recorded in the virgin map, the queue entries and every report.  A target without ffcc's runtime
-(AFL++'s) never maps the segment, and every label of a target that does not find it
-counts.
+coverage stays recorded in the virgin map, the queue entries and every report.  A target
+without ffcc's runtime (AFL++'s) never maps the segment, and every label of a target that
+does not find it counts.
 
 Once every label of a site is retired, the campaign also sets the retirement byte of the
 site's gate (labels.py), and a build whose gates are compiled in (clang on x86-64,
