@@ -20,7 +20,7 @@ short-circuits) then stop counting in every trace that ran the site.
 
 Most sites keep a label no input can cover there (a kill condition a dominating test rules
 out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
-``first``, and once STALL_SECONDS pass without a newly covered label, every label that is
+``rare``, and once STALL_SECONDS pass without a newly covered label, every label that is
 left is retired and every gate closes.  The labels given up stay uncovered in every report;
 no later input can cover them.
 """
