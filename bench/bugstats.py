@@ -84,7 +84,8 @@ def figure(runs: Sequence[Run], key: str) -> list[float]:
 
 def config_rows(runs: Sequence[Run], program: str, configs: Sequence[str]) -> list[str]:
     """The Markdown table of one program: a row per configuration."""
-    head = ["config", "runs", "bugs", "validated", *(name for _, name in FIGURES)]
+    head = ["config", "runs", "bugs", "validated", "validated, all runs",
+            *(name for _, name in FIGURES)]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for config in configs:
         done = ok_runs(runs, program, config)
@@ -92,6 +93,7 @@ def config_rows(runs: Sequence[Run], program: str, configs: Sequence[str]) -> li
                      for r in runs)
         cells = [config, f"{len(done)}" + (f" ({failed} failed)" if failed else ""),
                  cell(counts(done, False)), cell(counts(done, True)),
+                 str(len(set().union(*(r.validated for r in done)))) if done else "-",
                  *(cell(figure(done, key)) for key, _ in FIGURES)]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -127,7 +129,8 @@ def markdown(runs: Sequence[Run], programs: Sequence[str], configs: Sequence[str
     the best (most validated bugs) is taken."""
     lines = [f"# {title}", "",
              "Cells: median (min-max) over runs.  bugs: distinct bug ids triggered; validated: "
-             "those the family lists as validated.  p: Mann-Whitney U, two-sided.", ""]
+             "those the family lists as validated; validated, all runs: the union over the runs.  "
+             "labels: labels covered on the labelled build.  p: Mann-Whitney U, two-sided.", ""]
     for program in programs:
         lines += [f"## {program}", "", *config_rows(runs, program, configs), ""]
         for ours, theirs in comparisons:
