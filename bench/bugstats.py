@@ -123,10 +123,12 @@ def comparison(runs: Sequence[Run], program: str, ours: str, theirs: str) -> str
 
 
 def markdown(runs: Sequence[Run], programs: Sequence[str], configs: Sequence[str],
-             comparisons: Sequence[tuple[str, str | Sequence[str]]], title: str) -> str:
+             comparisons: Sequence[tuple[str, str | Sequence[str]]], title: str,
+             notes: dict[str, list[str]] | None = None) -> str:
     """The whole table.md: per program a row per configuration, then each comparison of
     ``comparisons``, (ours, theirs) where theirs is one configuration or several, of which
-    the best (most validated bugs) is taken."""
+    the best (most validated bugs) is taken, then the program's ``notes`` (the family's
+    checks of its builds, say)."""
     lines = [f"# {title}", "",
              "Cells: median (min-max) over runs.  bugs: distinct bug ids triggered; validated: "
              "those the family lists as validated; validated, all runs: the union over the runs.  "
@@ -138,7 +140,7 @@ def markdown(runs: Sequence[Run], programs: Sequence[str], configs: Sequence[str
             if ours in configs and rival is not None and rival in configs and rival != ours:
                 lines.append(comparison(runs, program, ours, rival)
                              + ("" if isinstance(theirs, str) else " (best rival)"))
-        lines.append("")
+        lines += ["", *(notes or {}).get(program, []), ""]
     return "\n".join(lines)
 
 

@@ -53,6 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -67,7 +68,6 @@ SUBDIR = "vanilla/lava_corpus/LAVA-M"
 PROGRAMS = ("base64", "md5sum", "uniq", "who")
 AFLPP = rivals.CACHE / "aflpp-v4.21c"
 REPLAY_SECONDS = 5.0   # an oracle replay longer than this is a hang: its prints so far count
-TRIGGERS_CHECKED = 3   # validated trigger inputs replayed on the oracle before fuzzing
 STAGGER_SECONDS = 3.0  # between the first campaigns, so each binds to a CPU the other has not
 TRIGGERED = re.compile(rb"Successfully triggered bug (\d+)")
 
@@ -193,6 +193,11 @@ BUILDS = {
 GLIBC_PATCHES = ("sed -i 's/IO_ftrylockfile/IO_EOF_SEEN/' lib/*.c",
                  "echo '#define _IO_IN_BACKUP 0x100' >> lib/stdio-impl.h",
                  "sed -i '1i #include <sys/sysmacros.h>' lib/mountlist.c")
+# --lint: md5sum's LAVA code reads hex_digest before coreutils sets it (IF_LINT(= NULL) leaves
+# it uninitialised); AFL++'s AFL_LLVM_CMPLOG build then crashes on the clean input, which
+# starves afl-fuzz -c's cmplog stage, while -Dlint costs 4 of md5sum's 57 validated bugs
+# (their triggers depend on that stack garbage).  Off by default: LAVA's code as it is.
+LINT = "-Dlint"
 # who's print of the bug it triggers, which LAVA-M ships disabled.
 ORACLE_GUARD = "#if 0\n#define SWAP_UINT32"
 
@@ -209,11 +214,13 @@ def configure_command() -> str:
     return COREUTILS.configure.format(cc="gcc") + (" LIBS=-lacl" if has_libacl() else "")
 
 
-def make_command(name: str, cc: str) -> str:
+def make_command(name: str, cc: str, lint: bool) -> str:
     """bench/projects.py's coreutils build (generated headers first) of the one program,
-    with ``cc``: a tree configured with gcc builds with any compiler this way."""
+    with ``cc``: a tree configured with gcc builds with any compiler this way.  ``lint``
+    compiles with -Dlint (coreutils' IF_LINT initialisations, see LINT)."""
+    flags = " CFLAGS='-O2 -Dlint'" if lint else ""
     return (COREUTILS.build.removesuffix(" ".join(COREUTILS_PROGRAMS)).replace(
-        "make -j2 ", f"make -j2 CC='{cc}' ") + f"src/{name}")
+        "make -j2 ", f"make -j2 CC='{cc}' ") + f"src/{name}" + flags)
 
 
 def configured(prog: Program, cache: Path) -> Path:
@@ -236,13 +243,15 @@ def compiler(build: Build, aflpp: Path) -> str:
     return str(aflpp / build.cc) if build.cc.startswith("afl-") else build.cc
 
 
-def build_program(prog: Program, name: str, cache: Path, aflpp: Path) -> Path:
+def build_program(prog: Program, name: str, cache: Path, aflpp: Path, lint: bool) -> Path:
     """``prog`` built the ``name`` way (a BUILDS key) in its own copy of the configured tree,
     cached: the stamp records the compiler and environment, and a different one rebuilds."""
     build = BUILDS[name]
     tree = cache / name
     cc = compiler(build, aflpp)
     recipe: dict[str, object] = {"cc": cc, "env": dict(build.env), "oracle": build.oracle}
+    if lint:
+        recipe["lint"] = True
     stamp = tree / ".ffcc-lava-build.json"
     if stamp.exists() and json.loads(stamp.read_text())["recipe"] == recipe:
         return tree / "src" / prog.name
@@ -257,7 +266,7 @@ def build_program(prog: Program, name: str, cache: Path, aflpp: Path) -> Path:
         source.write_text(text.replace(ORACLE_GUARD, ORACLE_GUARD.replace("#if 0", "#if 1"), 1),
                           errors="surrogateescape")
     env = {**ENV, "AFL_QUIET": "1", **dict(build.env)}
-    seconds, _ = run_step(make_command(prog.name, cc), tree, env)
+    seconds, _ = run_step(make_command(prog.name, cc, lint), tree, env)
     stamp.write_text(json.dumps({"recipe": recipe, "seconds": round(seconds, 1)}))
     return tree / "src" / prog.name
 
@@ -503,9 +512,24 @@ def run_matrix(matrix: Matrix, todo: list[Task], jobs: int, recorder: Recorder) 
 
 # --- checks before the matrix -------------------------------------------------------------
 
+def triggers(prog: Program, oracle: Path) -> list[str]:
+    """The validated bugs whose trigger input does not make the oracle name them.  Some do
+    not fire on today's glibc and compilers (uniq's in lib/linebuffer.c's realloc path, which
+    LAVA's NOTES say has an unintentional use-after-free): no fuzzer can find those here."""
+    return [bug for bug in sorted(prog.validated, key=int)
+            if oracle_bug(oracle, prog, prog.root / (prog.trigger % bug)) != bug]
+
+
+def firing(prog: Program, silent: list[str]) -> str:
+    """How many validated triggers fire here, as the log and table.md say it."""
+    return (f"{len(prog.validated) - len(silent)} of {len(prog.validated)} validated trigger "
+            "inputs make the oracle name their bug" + (f" (not {', '.join(silent)})"
+                                                        if silent else ""))
+
+
 def sanity(prog: Program, binaries: dict[str, Path]) -> list[str]:
-    """Problems with ``prog``'s builds: a fuzzed build that fails on the clean input, or an
-    oracle that does not name the bug of a validated trigger input (the first few)."""
+    """Problems with ``prog``'s builds: a fuzzed build that fails on the clean input (LAVA's
+    validate.sh wants an exit status below 128)."""
     problems = []
     clean = prog.root / prog.clean
     for name, binary in binaries.items():
@@ -515,11 +539,6 @@ def sanity(prog: Program, binaries: dict[str, Path]) -> list[str]:
                               stdin=subprocess.DEVNULL, timeout=30)
         if not 0 <= done.returncode < 128:
             problems.append(f"{prog.name} {name}: exit {done.returncode} on {prog.clean}")
-    for bug in sorted(prog.validated, key=int)[:TRIGGERS_CHECKED]:
-        case = prog.root / (prog.trigger % bug if "%" in prog.trigger else prog.trigger)
-        named = oracle_bug(binaries["oracle"], prog, case)
-        if named != bug:
-            problems.append(f"{prog.name} oracle: {case.name} printed bug {named}, not {bug}")
     return problems
 
 
@@ -554,6 +573,11 @@ def meta(args: argparse.Namespace, aflpp: Path | None) -> dict[str, object]:
 
 # --- results ------------------------------------------------------------------------------
 
+def program_of(info: dict[str, Any], name: str) -> Program:
+    """The Program of results.json's corpus (for its validated bugs), from the cache."""
+    return program(corpus_dir(info["corpus"]) / SUBDIR, name)
+
+
 def write_tables(results: Path) -> Path:
     """table.md and bugs-<program>.png from results.json."""
     data = json.loads((results / "results.json").read_text())
@@ -561,7 +585,12 @@ def write_tables(results: Path) -> Path:
     programs, configs = data["meta"]["programs"], data["meta"]["configs"]
     title = (f"LAVA-M, {data['meta']['runs']} runs of {data['meta']['seconds']:g} s "
              f"({data['meta']['date']}, ffcc {data['meta']['ffcc_commit']})")
-    text = bugstats.markdown(runs, programs, configs, COMPARISONS, title)
+    info = data["meta"]
+    notes = {prog: [f"Checks: {firing(program_of(info, prog), info['triggers_not_firing'][prog])}"
+                    + ("." if info["sanity"][prog] == "ok"
+                       else "; FAILED: " + "; ".join(info["sanity"][prog]) + ".")]
+             for prog in programs if prog in info.get("triggers_not_firing", {})}
+    text = bugstats.markdown(runs, programs, configs, COMPARISONS, title, notes)
     if data["meta"].get("rival_cmplog_works") is False:
         text += "\n**AFL++'s cmplog stage failed bench/rivals.py's check: afl-fuzz-c is no rival.**\n"
     write_atomic(results / "table.md", text)
@@ -585,6 +614,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--aflpp", type=Path, default=AFLPP,
                         help="AFL++ tree built by bench/rivals.py (afl-fuzz, afl-clang-fast)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached builds")
+    parser.add_argument("--lint", action="store_true",
+                        help="build with -Dlint: initialises what LAVA's md5sum code reads "
+                             "uninitialised (AFL++'s cmplog build of md5sum then works; 4 of "
+                             "its validated bugs no longer fire)")
     parser.add_argument("--build-only", action="store_true",
                         help="build and check the builds, run no campaign")
     parser.add_argument("--report", type=Path, metavar="DIR",
@@ -615,7 +648,8 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, dict[str, object]]:
               file=sys.stderr)
     corpus = fetch_corpus(args.corpus)
     builds = {"oracle", *(b for c in configs for b in c.builds()), *(("afl",) if aflpp else ())}
-    info: dict[str, object] = {"build_seconds": {}, "sanity": {}}
+    info: dict[str, object] = {"build_seconds": {}, "sanity": {}, "triggers_not_firing": {},
+                               "lint": args.lint}
     progs: dict[str, Program] = {}
     binaries: dict[str, dict[str, Path]] = {}
     for name in args.programs.split(","):
@@ -626,12 +660,19 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, dict[str, object]]:
         binaries[name] = {}
         for build in sorted(builds):
             print(f"lava_bench: {name}: {build} build", file=sys.stderr, flush=True)
-            binaries[name][build] = build_program(progs[name], build, cache, aflpp or args.aflpp)
+            binaries[name][build] = build_program(progs[name], build, cache, aflpp or args.aflpp,
+                                                  args.lint)
         info["build_seconds"][name] = build_seconds(cache)  # type: ignore[index]
         problems = sanity(progs[name], binaries[name])
         info["sanity"][name] = problems or "ok"  # type: ignore[index]
         for problem in problems:
             print(f"lava_bench: CHECK FAILED: {problem}", file=sys.stderr)
+        silent = triggers(progs[name], binaries[name]["oracle"])
+        info["triggers_not_firing"][name] = silent  # type: ignore[index]
+        print(f"lava_bench: {name}: {firing(progs[name], silent)}", file=sys.stderr)
+        if len(silent) > len(progs[name].validated) // 2:
+            problems.append(f"{name} oracle: most validated triggers name no bug")
+            info["sanity"][name] = problems  # type: ignore[index]
     if wants_afl and aflpp:
         info["rival_cmplog_works"] = check_rival(aflpp)
     results = args.results or WORK / "lava-results" / datetime.now().strftime("%Y%m%d-%H%M%S")
