@@ -17,15 +17,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import RETIRED
 
 from .command_line import CompilerCommand, Source
-from .labels import UnitLabel, labeldb_asm, preamble, unit_id, unlabelled_record
+from .labels import UnitLabel, labeldb_asm, preamble, unit_db, unit_id, unlabelled_record
 from .plan import labelled_argv, parse_flags
 from .selection import Selection
+
+DB_FILE_SUFFIX = ".ffcc-labels"  # beside an annotated copy: its label records (labels.unit_db)
 
 if TYPE_CHECKING:
     from ffcc.rewriters import LabelOptions
@@ -114,9 +117,12 @@ class LabelBuilder:
         if not result.labels:
             return None
         records = self._records(source.path, result.text, result.labels, flags)
-        annotated = self._write_copy(source.path, preamble(
-            unit_id(source.path, result.text), source.path, records, settings.branch_free,
-            settings.comparisons_logged) + result.text)
+        uid = unit_id(source.path, result.text)
+        annotated = self._write_copy(source.path, unit_db(uid, source.path, records),
+                                     lambda db_file: preamble(
+                                         uid, source.path, records, db_file,
+                                         settings.branch_free, settings.comparisons_logged)
+                                     + result.text)
         counts: dict[str, int] = {}
         for label in result.labels:
             counts[label.criterion] = counts.get(label.criterion, 0) + 1
@@ -142,18 +148,20 @@ class LabelBuilder:
                        for record in records]
         return records
 
-    def _write_copy(self, source: str, text: str) -> str:
-        """Write the annotated ``text`` of ``source`` into the private directory (and its copy
-        into ``--keep-annotated``'s); its path."""
+    def _write_copy(self, source: str, db: str, text: Callable[[str], str]) -> str:
+        """Write the annotated text of ``source`` into the private directory, beside its label
+        records ``db`` (``text(db_file)`` is the text that reads them from ``db_file``), and
+        both into ``--keep-annotated``'s; the annotated copy's path."""
         subdir = tempfile.mkdtemp(dir=self.workdir)  # keeps the basename: -c without -o
         annotated = os.path.join(subdir, os.path.basename(source))
-        with open(annotated, "w", encoding="utf-8", errors="surrogateescape") as out:
-            out.write(text)
+        _write_text(annotated + DB_FILE_SUFFIX, db)
+        _write_text(annotated, text(annotated + DB_FILE_SUFFIX))
         _copy_times(source, annotated)
         if self.settings.keep_dir:
             kept = os.path.join(self.settings.keep_dir, os.path.abspath(source).lstrip(os.sep))
             os.makedirs(os.path.dirname(kept), exist_ok=True)
-            shutil.copyfile(annotated, kept)
+            _write_text(kept + DB_FILE_SUFFIX, db)
+            _write_text(kept, text(kept + DB_FILE_SUFFIX))
         return annotated
 
     def annotate_command(self, command: CompilerCommand) -> list[LabelledUnit]:
@@ -208,6 +216,11 @@ class LabelBuilder:
 
     def cleanup(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _write_text(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as out:
+        out.write(text)
 
 
 def _copy_times(source: str, copy: str) -> None:

@@ -89,7 +89,7 @@ def warm_up(annotate) -> list[UnitLabel]:
         result = annotate(source, predefined_macros(),
                           LabelOptions(mcc=True, wm_ops=frozenset(WM_GROUPS)))
         records = [labels.UnitLabel(label, gated=True) for label in result.labels]
-        labels.preamble(labels.unit_id(source, result.text), source, records)
+        labels.preamble(labels.unit_id(source, result.text), source, records, source + ".db")
     return records
 
 

@@ -90,10 +90,10 @@ def unit_label(index: int, operator: str, pruned: str | None = None) -> UnitLabe
 def test_pruned_labels_compile_to_nothing_and_keep_their_slots(tmp_path):
     records = [unit_label(0, "mcc"), unit_label(1, "wm.ror.lt_le", INFEASIBLE)]
     for branch_free in (True, False):
-        text = preamble(7, "u.c", records, branch_free)
+        text = preamble(7, "u.c", records, "u.db", branch_free)
         assert "#define __FFCC_LABEL_1(p) ((void)0)" in text
         assert "#define __FFCC_LABEL_0(p) __FFCC_COUNT(0, p)" in text
-        assert "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)" in preamble(7, "u.c", records[:1],
+        assert "#define __FFCC_LABEL(i, p) __FFCC_COUNT(i, p)" in preamble(7, "u.c", records[:1], "u.db",
                                                                           branch_free)
     write_label_db(tmp_path / "prog", LabelDatabase(128, [
         LabelRecord(0, 12), LabelRecord(1, 13), LabelRecord(2, 90, pruned=TRIVIAL)]))

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ffcc.instrument.labels import UnitLabel, UnitRecord, labeldb_asm, preamble, unlabelled_record
+from ffcc.instrument.labels import (
+    UnitLabel,
+    UnitRecord,
+    labeldb_incbin,
+    preamble,
+    unit_db,
+    unlabelled_record,
+)
 from ffcc.rewriters.model import Label, MergedLabel, MutatedLabel
 from ffcc.runtime.abi import INFEASIBLE, RETIRED, UNIT_HEADER_SIZE
 
@@ -47,10 +54,11 @@ def test_unit_records_round_trip():
 
 def test_the_preamble_writes_the_unit_record_then_its_labels_and_a_byte_per_gate():
     records = [UnitLabel(ROR), replace(UnitLabel(MERGED), pruned=INFEASIBLE)]
-    text = preamble(7, "/src/u.c", records)
-    assert labeldb_asm([UnitRecord(7, 2, "/src/u.c").to_json(),
-                        *(record.to_json() for record in records)]) in text
+    text = preamble(7, "/src/u.c", records, "/tmp/u.c.db")
+    assert labeldb_incbin("/tmp/u.c.db") in text
+    assert unit_db(7, "/src/u.c", records).splitlines() == [
+        UnitRecord(7, 2, "/src/u.c").to_json(), *(record.to_json() for record in records)]
     assert f"__ffcc_unit_slots[{UNIT_HEADER_SIZE + 2}]" in text, "no gate bytes"
     gated = [replace(record, gated=True) for record in records]
-    assert f"__ffcc_unit_slots[{UNIT_HEADER_SIZE + 2 + 2}]" in preamble(7, "/src/u.c", gated), \
+    assert f"__ffcc_unit_slots[{UNIT_HEADER_SIZE + 2 + 2}]" in preamble(7, "/src/u.c", gated, "db"), \
         "gates 0 and 1"

@@ -15,7 +15,7 @@ from helpers import REPO, sample_sources
 from rewriter_harness import ALL_WM, build, run
 from test_differential import PROGRAM_INPUTS, program  # noqa: F401 (a fixture)
 
-from ffcc.instrument.labels import UnitLabel, preamble
+from ffcc.instrument.labels import UnitLabel, preamble, unit_db
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.rewriters.model import Label
 from ffcc.runtime.abi import UNIT_HEADER_SIZE
@@ -80,7 +80,9 @@ def test_a_site_repeated_in_one_function_compiles_with_the_drivers_gate(tmp_path
                for index, predicate in enumerate(("x > 1", "x < 1"))]
     # Without ffcc's runtime the deltas are 0: labels count in the section itself, and the
     # retirement byte a label and a gate read is their own byte.
-    source.write_text(preamble(7, str(source), records) + TWICE % {
+    db = tmp_path / "twice.db"
+    db.write_text(unit_db(7, str(source), records))
+    source.write_text(preamble(7, str(source), records, str(db)) + TWICE % {
         "gate": UNIT_HEADER_SIZE + 2, "first": UNIT_HEADER_SIZE})
     binary = tmp_path / "twice"
     done = subprocess.run(["clang", opt, "-Werror", str(source), "-o", str(binary)],
