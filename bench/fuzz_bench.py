@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.fuzzer.engine.shadow import LOG_NAME, summarize
+from ffcc.runtime.abi import BUILD_RECORD
 
 REPO = Path(__file__).resolve().parent.parent
 WORK = REPO / "bench" / ".work"
@@ -136,11 +137,19 @@ def harness(name: str) -> Harness:
 
 def build_harness(h: Harness, fuzzer: str, flags: tuple[str, ...] = (),
                   name: str | None = None) -> Path:
-    """``h`` built for ``fuzzer`` (a HARNESS_COMPILERS key), with ``flags``, as WORK/name."""
+    """``h`` built for ``fuzzer`` (a HARNESS_COMPILERS key), with ``flags``, as WORK/name;
+    for ffuzz in ffcc's project form, as the README builds (WORK/name/ holds the program
+    and the build record that lean rebuilds need)."""
     out = WORK / (name or f"{h.name}-{fuzzer}")
     WORK.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)
+    out.unlink(missing_ok=True)  # a build of the other form
+    project = fuzzer == "ffuzz"
     subprocess.run([*HARNESS_COMPILERS[fuzzer], *flags, "-O2", *h.flags, *map(str, h.sources),
-                    "-o", str(out)], check=True, capture_output=True, env={**ENV, "AFL_QUIET": "1"})
+                    "-o", f"{out}/" if project else str(out)],
+                   check=True, capture_output=True, env={**ENV, "AFL_QUIET": "1"})
+    if project:
+        return out / json.loads((out / BUILD_RECORD).read_text())["program"]
     return out
 
 

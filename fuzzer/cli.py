@@ -15,6 +15,7 @@ goes on in the same output directory on the labelled build (phases.py); with
 """
 from __future__ import annotations
 
+import math
 import random
 import signal
 import sys
@@ -40,7 +41,13 @@ from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
 from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
-from ffcc.fuzzer.engine.lean import LEAN_DIR, LeanBuilds, check_rebuildable
+from ffcc.fuzzer.engine.lean import (
+    DEFAULT_STALL_SECONDS,
+    LEAN_DIR,
+    LeanBuilds,
+    check_rebuildable,
+    not_rebuildable,
+)
 from ffcc.fuzzer.engine.phases import DEFAULT_POLICY, parse_policy
 from ffcc.fuzzer.engine.retire import Retirement, RetirePolicy
 from ffcc.fuzzer.engine.scheduler import AflScheduler, Bootstrap, FairFuzzScheduler, Schedule, Scheduler
@@ -74,6 +81,21 @@ def parse_timeout(text: str | None) -> int | None:
 def parse_cmplog(text: str | None) -> str | CmplogTarget | None:
     """-c PROG_CMPLOG: the cmplog build's path, or (-c 0) the target itself."""
     return CmplogTarget.ITSELF if text == CmplogTarget.ITSELF.value else text
+
+
+def parse_rebuild(text: str | None) -> float | None:
+    """--rebuild-retired SECONDS, or off (never: an infinite stall); None: the default."""
+    if text is None:
+        return None
+    if text.lower() == "off":
+        return math.inf
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise click.BadParameter(f"not a number of seconds or off: {text}") from None
+    if not 0 <= seconds < math.inf:
+        raise click.BadParameter(f"not a number of seconds or off: {text}")
+    return seconds
 
 
 def parse_memory(text: str) -> int:
@@ -134,10 +156,10 @@ Other commands (each has --help):
                    "rare branch (rare: FairFuzz may still target it); once covered (first); as "
                    "rare, and every label left once none was covered for 10 minutes (stall); "
                    "or never.")
-@click.option("--rebuild-retired", type=click.FloatRange(min=0), metavar="SECONDS",
+@click.option("--rebuild-retired", metavar="SECONDS|off",
               help="Once SECONDS pass without a newly covered label, rebuild the labelled "
-                   "target (an ffcc project build) without its retired labels and go on with "
-                   "that build (README: Retirement).")
+                   "target without its retired labels and go on with that build. Default: 15 "
+                   "where the target is an ffcc project build (ffcc -o build/ ...), else off.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -148,7 +170,7 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
             no_mask: bool, shadow: bool, seed: int | None, no_batch: bool, main: str | None,
             secondary: str | None, foreign: tuple[Path, ...], sync_seconds: float | None,
             labels_binary: Path | None, phase_switch: str, retire: str,
-            rebuild_retired: float | None, jobs: int | None, cmplog: str | None,
+            rebuild_retired: str | None, jobs: int | None, cmplog: str | None,
             target: tuple[str, ...]) -> None:
     """Fuzz TARGET (an ffcc or afl-clang-fast binary) with FairFuzz."""
     env = read_afl_environment()
@@ -172,7 +194,8 @@ def command(own_argv: list[str], input_dir: str, output_dir: Path, timeout: str 
         bootstrap=Bootstrap(int(bootstrap)) if bootstrap else Bootstrap.OFF,
         use_mask=not no_mask, shadow=shadow, batches=not no_batch, env=env,
         argv=("ffuzz", *own_argv), sync=sync, cmplog=parse_cmplog(cmplog),
-        labels_binary=labels_binary, retire=RetirePolicy(retire), rebuild_retired=rebuild_retired,
+        labels_binary=labels_binary, retire=RetirePolicy(retire),
+        rebuild_retired=parse_rebuild(rebuild_retired),
         phase_policy=parse_policy(phase_switch) if labels_binary is not None else None)
     run(config)
 
@@ -207,7 +230,7 @@ def run(config: Config) -> None:
             config = labelled
     started, execs = time.monotonic(), 0
     current, opening = config, None
-    with stops_noted(labelled is not None or config.rebuild_retired is not None) as stop:
+    with stops_noted(labelled is not None or config.rebuild_retired != math.inf) as stop:
         while True:
             ended = run_once(current, opening, stop)
             execs += ended.execs
@@ -237,17 +260,22 @@ def _next_run(config: Config, labelled: Config | None, current: Config,
 def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuilds | None:
     """The lean rebuilds of a labelled target under --rebuild-retired (on the lean build the
     last run went on with, or on resuming, the newest that still fits the target); None when
-    nothing is rebuilt."""
-    if config.rebuild_retired is None or labels is None or config.retire is RetirePolicy.NEVER:
+    nothing is rebuilt.  By default a target ffcc cannot rebuild runs as it is."""
+    stall = config.rebuild_retired
+    if labels is None or config.retire is RetirePolicy.NEVER or stall == math.inf:
         return None
     full = Path(config.target_argv[0])
+    if stall is None:
+        if not_rebuildable(full) is not None:
+            return None
+        stall = DEFAULT_STALL_SECONDS
     check_rebuildable(full)
     where = root / LEAN_DIR
     if config.lean_binary is not None:
-        return LeanBuilds(full, where, config.rebuild_retired, config.lean_binary)
+        return LeanBuilds(full, where, stall, config.lean_binary)
     if config.input_dir is None:
-        return LeanBuilds.newest(full, where, config.rebuild_retired)
-    return LeanBuilds(full, where, config.rebuild_retired)
+        return LeanBuilds.newest(full, where, stall)
+    return LeanBuilds(full, where, stall)
 
 
 def _saved_phase(config: Config) -> int:

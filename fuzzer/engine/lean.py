@@ -5,16 +5,18 @@ captures its operands; only compiled out does it cost nothing.  On cJSON's harne
 covering campaign retired 787 of its 1,382 labels, the build without them ran at 0.91 of the
 unlabelled build's speed, against 0.46 with them retired in the segment (bench/retire_bench.py).
 
-With ``--rebuild-retired S``, once S seconds pass without a newly covered label and labels
-were retired that the running build still has, ffuzz has ffcc rebuild the labelled target (an
-ffcc project build: its directory holds ffcc-build.json) into ``OUT/NAME/lean/N/`` with every
-retired and pruned label compiled out (``ffcc --retired=FILE``).  The build runs beside the
-campaign at low priority on any CPU.  When it succeeds and its label database is the full
-build's with exactly those labels compiled out, the campaign goes on with it as a two-phase
-campaign goes on with its labelled build: every queue entry is calibrated again (the
-program's edges are numbered anew; label slots stay), and the labels it no longer has count
-as covered where they were.  ``cmdline``, reports and the label database stay the full
-build's.  ``-i -`` resumes on the newest lean build that still matches the full build.
+With ``--rebuild-retired S`` (by default S = 15 wherever the labelled target can be rebuilt:
+retirement alone left cJSON's harness at half the unlabelled build's speed), once S seconds
+pass without a newly covered label and labels were retired that the running build still has,
+ffuzz has ffcc rebuild the labelled target (an ffcc project build: its directory holds ffcc-
+build.json) into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
+--retired=FILE``). The build runs beside the campaign at low priority on any CPU. When it
+succeeds and its label database is the full build's with exactly those labels compiled out, the
+campaign goes on with it as a two-phase campaign goes on with its labelled build: every queue
+entry is calibrated again (the program's edges are numbered anew; label slots stay), and the
+labels it no longer has count as covered where they were. ``cmdline``, reports and the label
+database stay the full build's. ``-i -`` resumes on the newest lean build that still matches
+the full build.
 """
 from __future__ import annotations
 
@@ -45,17 +47,25 @@ from ffcc.runtime.abi import (
 LEAN_DIR = "lean"            # OUT/NAME/lean/N/: the Nth rebuild, N/ only once it is verified
 RETIRED_LIST = "retired.jsonl"
 NICENESS = 10                # the rebuild yields the CPU to fuzzers
+DEFAULT_STALL_SECONDS = 15.0  # --rebuild-retired's default, for targets ffcc can rebuild
 IDENTITY = ("id", "slot", "file", "line", "column", "criterion", "operator", "predicate")
+
+
+def not_rebuildable(binary: Path) -> str | None:
+    """Why ffcc cannot rebuild ``binary`` (None if it can): only an ffcc project build has the
+    record of how it was built."""
+    if not (binary.parent / BUILD_RECORD).is_file():
+        return (f"{binary} is no ffcc project build (no {BUILD_RECORD} beside it): build it "
+                "with ffcc --mcc --wm -o build/ src/*.c")
+    if shutil.which("ffcc") is None:
+        return "ffcc is not on PATH"
+    return None
 
 
 def check_rebuildable(binary: Path) -> None:
     """A one-line error unless ``binary`` is an ffcc project build ffcc can rebuild."""
-    if not (binary.parent / BUILD_RECORD).is_file():
-        raise FuzzerError(f"--rebuild-retired: {binary} is no ffcc project build (no "
-                          f"{BUILD_RECORD} beside it): build it with ffcc --mcc --wm -o build/ "
-                          "src/*.c")
-    if shutil.which("ffcc") is None:
-        raise FuzzerError("--rebuild-retired: ffcc is not on PATH")
+    if (why := not_rebuildable(binary)) is not None:
+        raise FuzzerError(f"--rebuild-retired: {why}")
 
 
 def labels_to_drop(database: LabelDatabase, retired: set[int], covered: set[int]) -> dict[int, bool]:

@@ -7,13 +7,19 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import click
+import pytest
 from fuzz_targets import ffuzz_env, reading_main
 from helpers import REPO, ffcc, poll_until, run_until, sample_sources, target_processes
 from test_label_targets import read_stats
 
+from ffcc.fuzzer.cli import lean_builds as cli_lean_builds
+from ffcc.fuzzer.cli import parse_rebuild
+from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
-from ffcc.fuzzer.engine.lean import LeanBuilds, mismatch
+from ffcc.fuzzer.engine.lean import DEFAULT_STALL_SECONDS, LeanBuilds, mismatch
+from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.abi import RETIRED, LabelDatabase, LabelRecord, read_label_db
 
 SEEDS = REPO / "samples/boundaries/seeds"
@@ -105,6 +111,30 @@ def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"ffuzz: --rebuild-retired: {tmp_path / 'prog'} is no ffcc project build (no "
         "ffcc-build.json beside it): build it with ffcc --mcc --wm -o build/ src/*.c"]
+
+
+def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
+    """Without --rebuild-retired a project build gets lean rebuilds after 15 s without a
+    newly covered label; a build ffcc cannot rebuild runs as it is; off turns them off."""
+    project = project_build(tmp_path)
+    ffcc("--wm", "-o", str(tmp_path / "single"), *sample_sources("boundaries"), cwd=REPO)
+    single = tmp_path / "single"
+
+    def lean_for(binary: Path, rebuild: str | None) -> LeanBuilds | None:
+        config = Config(input_dir=SEEDS, output_dir=tmp_path / "out", target_argv=(str(binary),),
+                        rebuild_retired=parse_rebuild(rebuild))
+        return cli_lean_builds(config, LabelMap.load(binary), tmp_path / "out/default")
+
+    default = lean_for(project, None)
+    assert default is not None and default.stall_seconds == DEFAULT_STALL_SECONDS == 15
+    assert lean_for(single, None) is None
+    assert lean_for(project, "off") is None
+    assert lean_for(project, "2.5").stall_seconds == 2.5  # type: ignore[union-attr]
+    with pytest.raises(FuzzerError, match="no ffcc project build"):
+        lean_for(single, "60")
+    for wrong in ("soon", "-1", "inf"):
+        with pytest.raises(click.BadParameter):
+            parse_rebuild(wrong)
 
 
 def test_a_lean_build_must_have_the_full_builds_labels() -> None:
