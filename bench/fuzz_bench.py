@@ -124,9 +124,48 @@ def fixed_work_seeds() -> Path:
     return out
 
 
+EXPAT_CONFIG = """#define XML_DTD 1
+#define XML_NS 1
+#define XML_GE 1
+#define XML_CONTEXT_BYTES 1024
+#define BYTEORDER 1234
+#define XML_DEV_URANDOM 1
+#define HAVE_GETRANDOM 1
+#define HAVE_SYSCALL_GETRANDOM 1
+"""
+EXPAT_SEEDS = (b'<?xml version="1.0"?><a b="c">text<d/></a>',
+               b'<!DOCTYPE r [<!ENTITY e "v"><!ELEMENT r (#PCDATA)><!ATTLIST r x CDATA "1">]><r>&e;</r>',
+               b'<n:r xmlns:n="urn:x" n:a="1"><![CDATA[<x>]]><?pi data?><!-- c --></n:r>',
+               b'<?xml version="1.0" encoding="ISO-8859-1"?><p q=\'&#65;&#x42;\'>\xe9</p>')
+
+
+def expat_harness() -> Harness:
+    """expat's own libFuzzer harness (fuzz/xml_parse_fuzzer.c, UTF-8) over its three library
+    units, with the configuration header its configure would write for this machine, and a
+    few documents as seeds: a held-out target (no label option was tuned on it)."""
+    sys.path.insert(0, str(REPO))
+    from bench.projects import EXPAT, fetch
+
+    tree = fetch(EXPAT) / "expat"
+    config = WORK / "expat-config"
+    seeds = WORK / "expat-seeds"
+    for directory in (config, seeds):
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+    (config / "expat_config.h").write_text(EXPAT_CONFIG)
+    for number, document in enumerate(EXPAT_SEEDS):
+        (seeds / f"doc{number}.xml").write_bytes(document)
+    lib = tree / "lib"
+    return Harness("expat", (lib / "xmlparse.c", lib / "xmlrole.c", lib / "xmltok.c",
+                             tree / "fuzz" / "xml_parse_fuzzer.c"),
+                   (f"-I{config}", f"-I{lib}", "-DENCODING_FOR_FUZZING=UTF-8"), seeds)
+
+
 def harness(name: str) -> Harness:
     if name == "fixed":
         return Harness(name, (REPO / "bench" / "fixed_work_fuzzer.c",), (), fixed_work_seeds())
+    if name == "expat":
+        return expat_harness()
     sys.path.insert(0, str(REPO))
     from bench.projects import CJSON, fetch
 

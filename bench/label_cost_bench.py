@@ -7,9 +7,10 @@ its plot_data (total executions against run time); printed per target: both buil
 rates per quarter, their ratio, and the ratio after warm-up (the campaign's second half),
 with the spread over rounds.
 
-Targets: fork-server programs reading a file (the temperature and boundaries samples) and a
-persistent libFuzzer harness of a real library (cJSON's ``cjson_read_fuzzer``, Debian's
-sources), whose ffcc build runs batches.
+Targets: fork-server programs reading a file (the temperature and boundaries samples) and
+persistent libFuzzer harnesses of real libraries (cJSON's ``cjson_read_fuzzer`` and expat's
+``xml_parse_fuzzer``, Debian's sources), whose ffcc builds run batches.  Every build is a
+project build, so the labelled campaigns get ffuzz's default lean rebuilds.
 
     python bench/label_cost_bench.py [--seconds 60] [--runs 3] [--targets temperature,cjson]
 """
@@ -23,11 +24,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from bench.fuzz_bench import WORK, build_cjson_harness, campaign  # noqa: E402
+from bench.fuzz_bench import WORK, build_harness, campaign, harness  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
 QUARTERS = 4
 SAMPLES = ("temperature", "boundaries", "bugs", "keywords")
+HARNESSES = ("cjson", "expat")
 
 
 def sample_builds(sample: str) -> tuple[Path, Path, Path, tuple[str, ...]]:
@@ -42,10 +44,11 @@ def sample_builds(sample: str) -> tuple[Path, Path, Path, tuple[str, ...]]:
     return builds[0], builds[1], REPO / "samples" / sample / "seeds", ("@@",)
 
 
-def cjson_builds() -> tuple[Path, Path, Path, tuple[str, ...]]:
-    plain, seeds = build_cjson_harness((), "cost-cjson-plain")
-    labelled, _ = build_cjson_harness(LABELS, "cost-cjson-labelled")
-    return plain, labelled, seeds, ()
+def harness_builds(name: str) -> tuple[Path, Path, Path, tuple[str, ...]]:
+    """A libFuzzer harness's plain and labelled project builds, its seeds, no arguments."""
+    h = harness(name)
+    return (build_harness(h, "ffuzz", (), f"cost-{name}-plain"),
+            build_harness(h, "ffuzz", LABELS, f"cost-{name}-labelled"), h.seeds, ())
 
 
 def quarter_rates(out: Path) -> list[float]:
@@ -66,7 +69,8 @@ def quarter_rates(out: Path) -> list[float]:
 
 def measure(target: str, seconds: float, runs: int) -> dict[str, list[list[float]]]:
     """Quarter rates of every run of each build, the builds alternating."""
-    plain, labelled, seeds, args = cjson_builds() if target == "cjson" else sample_builds(target)
+    plain, labelled, seeds, args = (harness_builds(target) if target in HARNESSES
+                                    else sample_builds(target))
     rates: dict[str, list[list[float]]] = {"plain": [], "labelled": []}
     for run in range(runs):
         order = [("plain", plain), ("labelled", labelled)]
@@ -99,7 +103,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--targets", default="temperature,boundaries,cjson",
-                        help=f"comma-separated, from {', '.join((*SAMPLES, 'cjson'))}")
+                        help=f"comma-separated, from {', '.join((*SAMPLES, *HARNESSES))}")
     args = parser.parse_args()
     for target in args.targets.split(","):
         print(report(target, measure(target, args.seconds, args.runs)), flush=True)
