@@ -7,9 +7,10 @@ unlabelled build's speed, against 0.46 with them retired in the segment (bench/r
 
 With ``--rebuild-retired S`` (by default S = 15 wherever the labelled target can be rebuilt:
 retirement alone left cJSON's harness at half the unlabelled build's speed), once S seconds
-pass without a newly covered label and labels were retired that the running build still has,
-ffuzz has ffcc rebuild the labelled target (an ffcc project build: its directory holds ffcc-
-build.json) into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
+pass without a newly covered label and labels were retired that the running build still has
+(and, after lean build N, once that build has run S * 2**N seconds), ffuzz has ffcc rebuild the
+labelled target (an ffcc project build: its directory holds ffcc-build.json) into
+``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
 --retired=FILE``). The build runs beside the campaign at low priority on any CPU. When it
 succeeds and its label database is the full build's with exactly those labels compiled out, the
 campaign goes on with it as a two-phase campaign goes on with its labelled build: every queue
@@ -24,6 +25,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -121,6 +123,11 @@ class LeanBuilds:
         self._process: subprocess.Popen[bytes] | None = None
         self._building: tuple[Path, set[int]] | None = None  # its directory, what it drops
         self.failed = False                 # a rebuild failed: no more are tried
+        # Rebuilds back off: the one after lean build N waits until that build has run
+        # stall_seconds * 2**N, so that a project that takes long to build, in a campaign
+        # that retires labels now and then, is not rebuilt over and over.
+        self._running_since = time.monotonic()
+        self._backoff = stall_seconds * 2 ** (int(running.parent.name) if running else 0)
 
     @classmethod
     def newest(cls, full: Path, root: Path, stall_seconds: float) -> LeanBuilds:
@@ -167,7 +174,8 @@ class LeanBuilds:
         return self._collect(status)
 
     def _due(self, retirement: Retirement) -> bool:
-        if retirement.since_cover() < self.stall_seconds:
+        if retirement.since_cover() < self.stall_seconds \
+                or time.monotonic() - self._running_since < self._backoff:
             return False
         return bool(retirement.retired_ids() - self.compiled_out.keys())
 
