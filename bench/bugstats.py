@@ -140,7 +140,8 @@ def markdown(runs: Sequence[Run], programs: Sequence[str], configs: Sequence[str
             if ours in configs and rival is not None and rival in configs and rival != ours:
                 lines.append(comparison(runs, program, ours, rival)
                              + ("" if isinstance(theirs, str) else " (best rival)"))
-        lines += ["", *(notes or {}).get(program, []), ""]
+        extra = (notes or {}).get(program, [])
+        lines += [*([""] if lines[-1] else []), *extra, ""] if extra else [""]
     return "\n".join(lines)
 
 

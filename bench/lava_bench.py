@@ -14,6 +14,9 @@ bugs-<program>.png (distinct bugs over time).
     python bench/lava_bench.py --corpus ... --build-only        # builds and their checks only
     python bench/lava_bench.py --report DIR                     # table and plots again
 
+A first run builds 4-6 variants per program, 12-70 s each after one 37-40 s gcc configure
+(--lint: see LINT); a second run builds nothing.
+
 Configurations (--configs):
 
   ffuzz         ffuzz on the ffcc build (edges only)
@@ -31,7 +34,10 @@ second run rebuilds nothing (--rebuild does).  Every build is a drop-in build of
 for today's glibc, in a tree configured once with gcc.  The oracle is a gcc build in which
 who's "Successfully triggered bug N" print is enabled (LAVA-M ships it inside #if 0); the
 other three print it live.  A saved input's bug is the last id its replay on the oracle
-prints; "validated" means the id is in the program's validated_bugs.  Edges are those of each
+prints; "validated" means the id is in the program's validated_bugs.  Before the matrix every
+validated trigger input is replayed on the oracle, and table.md says how many fire here (not
+all do on today's glibc: uniq 20 of 28), and each fuzzed build runs the clean input.  Edges are
+those of each
 campaign's queue and crashes replayed by AFL++'s afl-showmap on the one afl-clang-fast build,
 so that all configurations count the same build's edges; labels are those `ffuzz report`
 counts on the labelled build (labelled configurations only).
@@ -489,8 +495,10 @@ def describe(run: bugstats.Run) -> str:
     if run.error:
         return f"{head} FAILED {run.error}"
     f = run.figures
-    return (f"{head} {len(run.bugs)} bugs ({len(run.validated)} validated) "
-            f"{sorted(run.bugs, key=int)}, {f['execs_per_sec']} execs/s, queue {f['queue']}, "
+    ids = sorted(run.bugs, key=int)
+    shown = " ".join(ids[:12]) + (" ..." if len(ids) > 12 else "")
+    return (f"{head} {len(run.bugs)} bugs ({len(run.validated)} validated) [{shown}], "
+            f"{f['execs_per_sec']} execs/s, queue {f['queue']}, "
             f"edges {f['edges']}, labels {f['labels_covered']}")
 
 
