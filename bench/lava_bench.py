@@ -36,11 +36,10 @@ who's "Successfully triggered bug N" print is enabled (LAVA-M ships it inside #i
 other three print it live.  A saved input's bug is the last id its replay on the oracle
 prints; "validated" means the id is in the program's validated_bugs.  Before the matrix every
 validated trigger input is replayed on the oracle, and table.md says how many fire here (not
-all do on today's glibc: uniq 20 of 28), and each fuzzed build runs the clean input.  Edges are
-those of each
-campaign's queue and crashes replayed by AFL++'s afl-showmap on the one afl-clang-fast build,
-so that all configurations count the same build's edges; labels are those `ffuzz report`
-counts on the labelled build (labelled configurations only).
+all do on today's glibc: uniq 20 of 28), and each fuzzed build runs the clean input.  Edges
+are those of each campaign's queue and crashes replayed by AFL++'s afl-showmap on the one
+afl-clang-fast build, so that all configurations count the same build's edges; labels are
+those `ffuzz report` counts on the labelled build (labelled configurations only).
 """
 from __future__ import annotations
 
