@@ -120,6 +120,9 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         if site.form != BINARY or not mutants:
             continue
         left, right = operands(site)
+        if left.wide_bitfield or right.wide_bitfield:
+            emit.left_out(len(mutants))
+            continue
         if left.converted == TypeKind.POINTER:
             _label_offset(site, left, right, mutants, emit)
             continue

@@ -27,13 +27,12 @@ from .sites import ASSIGNMENT, Binop, Function
 from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, strip_implicit
 from .wm_aor import OFFSET_KILL, Computed, Holding, integer_kill, label_floating, offset_mutable
 from .wm_bor import bitwise_kill
-from .wm_operands import Operand, operands
+from .wm_operands import INT_BITS, Operand, operands
 
 group = "ASR"
 
 MUTANTS = by_original(ASR)
 SHIFTING = frozenset({"<<=", ">>="})
-INT_BITS = 32  # int's width on every target gcc and clang build ffcc's runtime for
 IntegerType = tuple[TypeKind, int]  # (kind, bits)
 
 

@@ -32,6 +32,9 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         operand = operands(site)[0]
         if site.form != UNARY or operator is None or not (operand.integer or operand.floating):
             continue
+        if operand.wide_bitfield:
+            emit.left_out()
+            continue
         domain = against_zero(operand)
         kill = operator.kill & domain
         wraps = operand.promoted_unsigned  # -e == e at 2^(bits-1) too
