@@ -411,9 +411,9 @@ def test_wide_bitfield_arithmetic_is_left_out_where_the_compilers_disagree(tmp_p
     assert {"wm.aor.add_sub", "wm.aor.add_mul"} <= by_function["narrow"]
     assert ann.left_out >= 6
     outputs = set()
-    for cc in ("gcc", "clang"):
-        program = tmp_path / f"wide-{cc}"
-        build = subprocess.run([cc, "-x", "c", "-", "-o", str(program)], capture_output=True,
+    for compiler in ("gcc", "clang"):
+        program = tmp_path / f"wide-{compiler}"
+        build = subprocess.run([compiler, "-x", "c", "-", "-o", str(program)], capture_output=True,
                                text=True, input=WIDE_BITFIELDS + "int main(void) { s.w = 1; "
                                "printf(\"%llx\\n\", neg()); return 0; }\n")
         assert build.returncode == 0, build.stderr
