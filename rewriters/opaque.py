@@ -140,6 +140,32 @@ def speculation(cursor: Cursor, unit: Unit) -> Speculation:
     return Speculation(guard, text, tuple(sources.values()), frozenset(in_memory))
 
 
+def reread(cursor: Cursor, unit: Unit, prefix: str) -> str | None:
+    """A side-effect-free expression evaluated again for labels from opaque copies (named
+    ``prefix`` and a number) of the variables it reads: a statement expression whose value is
+    the expression's. Copied as written, ``a*b`` would be one product the optimiser shares
+    between label and program, and gcc fuses a product into a multiply-add only where the
+    product has no other use. None when a read is a bit-field (its copy has no type to spell
+    the same way in gcc and clang) or has no text."""
+    rename: Rename = {}
+    pairs: list[tuple[str, str]] = []
+    in_memory: set[str] = set()
+    for node in _scalar_reads(cursor, unit):
+        source = unit.flat_text(node)
+        if source is None or is_bitfield_ref(node):
+            return None
+        name = f"{prefix}{len(pairs)}"
+        pairs.append((name, source))
+        if not in_register(canonical_kind(node)):
+            in_memory.add(name)
+        start, end = unit.span(node)
+        rename[start] = (end, name)
+    text = unit.flat_text(cursor, rename)
+    if text is None:
+        return None
+    return f"({{ {copies(pairs, in_memory)} {text}; }})" if pairs else text
+
+
 def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:
     """Outermost variables and ``.`` members of scalar type read as values inside ``cursor``
     (not under ``&`` or in unevaluated operands; constants and macro text left as they are)."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
 from .logic import Decision, build_decision
-from .opaque import in_register
+from .opaque import in_register, reread
 from .operators import ARITHMETIC, BITWISE, COMPOUND, INCREMENTS, LOGICAL, RELATIONAL, SHIFT
 from .ops import binary_op, unary_op
 from .safety import (
@@ -62,6 +62,8 @@ from .unit import (
     canonical_kind,
     children,
     function_body,
+    strip_implicit,
+    unparenthesised,
 )
 from .variables import Neighbours, Variables
 
@@ -284,6 +286,10 @@ class _Walker:
         if not all(_scalar(kind) for kind in kinds):
             return None
         rereadable = (self._rereadable_operand(lhs), self._rereadable_operand(rhs))
+        lhs_text, rhs_text = (self._label_text(operand, text) for operand, text
+                              in ((lhs, lhs_text), (rhs, rhs_text)))
+        if lhs_text is None or rhs_text is None:
+            return None
         plain = all(rereadable)
         order_exposed = around.clash_with(cursor) or (  # or captured one after the other:
             not plain and Neighbours(self.variables, [lhs]).clash_with(rhs))
@@ -336,7 +342,30 @@ class _Walker:
         values, and sites.py gives no labels where the other operand could change it."""
         if is_plain_operand(cursor, self.unit):
             return True
-        return self._rereadable(cursor) and (is_constant(cursor) or repeatable_value(cursor))
+        return self._rereadable(cursor) and (is_constant(cursor) or repeatable_value(cursor)
+                                             or self._floating_arithmetic(cursor))
+
+    def _label_text(self, cursor: Cursor, text: str) -> str | None:
+        """The text labels evaluate for an operand they read again: floating arithmetic from
+        opaque copies of its variables (``opaque.reread``), anything else as written."""
+        if is_plain_operand(cursor, self.unit) or not self._floating_arithmetic(cursor):
+            return text
+        return reread(cursor, self.unit, f"__ffcc_r{self.unit.span(cursor)[0]}_")
+
+    def _floating_arithmetic(self, cursor: Cursor) -> bool:
+        """Floating ``+``, ``-``, ``*`` or negation of operands that are plain or such
+        arithmetic themselves: labels evaluate it again rather than capture it, because a
+        capture rounds the value the program goes on with. ``a*b + c`` with ``a*b`` captured
+        is a multiply and an add where the original is one fused multiply-add under
+        ``-ffp-contract`` (an FMA target; gcc's default at -O2). Evaluating it again cannot
+        fault and raises only the exception flags the program's own evaluation raises."""
+        node = unparenthesised(strip_implicit(cursor))
+        if canonical_kind(node) not in FLOAT_KINDS:
+            return False
+        if binary_op(node) in ("+", "-", "*") or unary_op(node) in ("-", "+"):
+            return all(is_plain_operand(child, self.unit) or self._floating_arithmetic(child)
+                       for child in children(node))
+        return False
 
     def _rereadable(self, cursor: Cursor) -> bool:
         """May a label evaluate this operand again just before the program does (the text
