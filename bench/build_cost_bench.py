@@ -77,7 +77,7 @@ def build(project: Project, way: str, workdir: Path) -> Figures:
         env["FFCC_FLAGS"] = LABELS
     if way == "ffcc-mem":
         env["FFCC_SERVER"] = "0"
-    figures = timed(f"{project.configure.format(cc=cc)} && {project.build}", tree, env)
+    figures = timed(f"( {project.configure.format(cc=cc)} ) && {project.build}", tree, env)
     servers = compile_servers(workdir)
     figures.cpu += sum(map(server_cpu, servers))
     for server in servers:

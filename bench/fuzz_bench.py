@@ -216,8 +216,11 @@ def campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name: str,
         cmd = ["afl-fuzz", "-i", str(seeds), "-o", str(out), "-V", str(int(seconds)), "-d", *extra]
     else:
         cmd = ["ffuzz", "-i", str(seeds), "-o", str(out), "-V", str(seconds), *extra]
-    subprocess.run([*pin, *cmd, "--", str(binary), *args], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=seconds + 120)
+    done = subprocess.run([*pin, *cmd, "--", str(binary), *args], env=env, text=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=seconds + 120)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited with status {done.returncode}:\n"
+                           f"{done.stderr[-2000:]}")
     return read_stats(out)
 
 
