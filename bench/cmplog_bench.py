@@ -5,9 +5,11 @@
     python bench/cmplog_bench.py overhead [--seconds 60] [--runs 3]
 
 magic:    samples/magic for --seconds, --runs times, ffuzz -c (ffcc and ffcc --cmplog
-          builds) and afl-fuzz -c 0 (on an AFL_LLVM_CMPLOG=1 afl-clang-fast build: with a
-          separate -c binary, AFL++ 4.04c here never solved even a lone 32-bit magic in a
-          program reading @@, with -c 0 it does), alternating which goes first.  Per run:
+          builds) and afl-fuzz -c (an afl-clang-fast build and its AFL_LLVM_CMPLOG=1
+          companion), alternating which goes first.  The rival is AFL++ built from its source
+          (--aflpp, bench/rivals.py), checked first: Debian's packaged afl-fuzz 4.04c never
+          runs its input-to-state stage, and earlier figures of this bench that used it
+          compared ffuzz with a rival that could not solve a magic value.  Per run:
           crashes saved, seconds to the first one (from its file name's time:), and edges
           of the queue and crashes replayed on the ffcc build (both count the same build's
           edges).
@@ -39,6 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench import rivals  # noqa: E402
 from bench.fuzz_bench import (  # noqa: E402
     ENV,
     RIVAL_ENV,
@@ -130,18 +133,20 @@ def build(command: list[str], sources: list[Path], output: Path, flags: tuple[st
     return output
 
 
-def rival_builds(sources: list[Path], out: Path, flags: tuple[str, ...] = ()) -> dict[str, Path]:
-    """ffcc and afl-clang-fast builds of a program, each also with comparison logging."""
+def rival_builds(sources: list[Path], out: Path, afl_env: dict[str, str],
+                 flags: tuple[str, ...] = ()) -> dict[str, Path]:
+    """ffcc and afl-clang-fast builds of a program, each also with comparison logging; the
+    AFL++ that ``afl_env``'s PATH finds builds its own."""
     return {
         "ffcc": build(["ffcc"], sources, out / "ffcc", flags),
         "ffcc-cmplog": build(["ffcc", "--cmplog"], sources, out / "ffcc-cmplog", flags),
-        "afl": build(["afl-clang-fast"], sources, out / "afl", flags),
+        "afl": build(["afl-clang-fast"], sources, out / "afl", flags, {**ENV, **afl_env}),
         "afl-cmplog": build(["afl-clang-fast"], sources, out / "afl-cmplog", flags,
-                            {**ENV, "AFL_LLVM_CMPLOG": "1"}),
+                            {**ENV, **afl_env, "AFL_LLVM_CMPLOG": "1"}),
     }
 
 
-def zlib_setup() -> tuple[dict[str, Path], Path]:
+def zlib_setup(afl_env: dict[str, str]) -> tuple[dict[str, Path], Path]:
     """zlib's inflate harness, built four ways, and its seeds."""
     from bench.projects import ZLIB, fetch
 
@@ -150,7 +155,7 @@ def zlib_setup() -> tuple[dict[str, Path], Path]:
     out.mkdir(parents=True, exist_ok=True)
     harness = out / "inflate_harness.c"
     harness.write_text(ZLIB_HARNESS)
-    builds = rival_builds([harness, *(tree / name for name in ZLIB_SOURCES)], out,
+    builds = rival_builds([harness, *(tree / name for name in ZLIB_SOURCES)], out, afl_env,
                           ("-I", str(tree)))
     seeds = out / "seeds"
     seeds.mkdir(exist_ok=True)
@@ -168,13 +173,14 @@ def first_crash_seconds(instance: Path) -> float | None:
 
 
 def rival_run(fuzzer: str, builds: dict[str, Path], seeds: Path, seconds: float,
-              name: str) -> dict:
+              name: str, afl_env: dict[str, str]) -> dict:
     if fuzzer == "ffuzz":
         stats = campaign("ffuzz", builds["ffcc"], seeds, seconds, name,
                          ("-c", str(builds["ffcc-cmplog"])), env=RIVAL_ENV)
-    else:  # -c 0 (the module's docstring says why)
-        stats = campaign("afl-fuzz", builds["afl-cmplog"], seeds, seconds, name, ("-c", "0"),
-                         env=RIVAL_ENV)
+    else:  # AFL++'s own usage: the plain build, its cmplog companion beside it
+        stats = campaign("afl-fuzz", builds["afl"], seeds, seconds, name,
+                         ("-c", str(builds["afl-cmplog"])),
+                         env={**RIVAL_ENV, "PATH": afl_env["PATH"]})
     instance = WORK / name / "default"
     return {"crashes": int(stats["saved_crashes"]),
             "first_crash_s": first_crash_seconds(instance),
@@ -182,25 +188,25 @@ def rival_run(fuzzer: str, builds: dict[str, Path], seeds: Path, seconds: float,
             "execs": int(stats["execs_done"])}
 
 
-def bench_magic(seconds: float, runs: int) -> dict[str, object]:
-    builds = rival_builds([MAGIC / "magic.c"], WORK / "cmplog-magic")
-    return bench_rivals("magic", builds, MAGIC / "seeds", seconds, runs)
+def bench_magic(seconds: float, runs: int, afl_env: dict[str, str]) -> dict[str, object]:
+    builds = rival_builds([MAGIC / "magic.c"], WORK / "cmplog-magic", afl_env)
+    return bench_rivals("magic", builds, MAGIC / "seeds", seconds, runs, afl_env)
 
 
-def bench_zlib(seconds: float, runs: int) -> dict[str, object]:
-    builds, seeds = zlib_setup()
-    return bench_rivals("zlib", builds, seeds, seconds, runs)
+def bench_zlib(seconds: float, runs: int, afl_env: dict[str, str]) -> dict[str, object]:
+    builds, seeds = zlib_setup(afl_env)
+    return bench_rivals("zlib", builds, seeds, seconds, runs, afl_env)
 
 
 def bench_rivals(program: str, builds: dict[str, Path], seeds: Path, seconds: float,
-                 runs: int) -> dict[str, object]:
+                 runs: int, afl_env: dict[str, str]) -> dict[str, object]:
     """ffuzz -c and afl-fuzz -c, alternating which goes first."""
     results: dict[str, list[dict]] = {"ffuzz": [], "afl-fuzz": []}
     for r in range(runs):
         order = ["ffuzz", "afl-fuzz"] if r % 2 == 0 else ["afl-fuzz", "ffuzz"]
         for fuzzer in order:
             results[fuzzer].append(rival_run(fuzzer, builds, seeds, seconds,
-                                             f"cmplog-{program}-{fuzzer}-{r}"))
+                                             f"cmplog-{program}-{fuzzer}-{r}", afl_env))
     summary: dict[str, object] = {}
     for fuzzer, rows in results.items():
         firsts = [row["first_crash_s"] for row in rows if row["first_crash_s"] is not None]
@@ -250,9 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mode", choices=("magic", "zlib", "overhead"))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--aflpp", type=Path, default=rivals.DEFAULT,
+                        help="the AFL++ tree bench/rivals.py built (afl-fuzz, afl-clang-fast)")
     args = parser.parse_args(argv)
-    bench = {"magic": bench_magic, "zlib": bench_zlib, "overhead": bench_overhead}[args.mode]
-    print(json.dumps(bench(args.seconds, args.runs), indent=2))
+    if args.mode == "overhead":
+        result = bench_overhead(args.seconds, args.runs)
+    else:
+        bench = bench_magic if args.mode == "magic" else bench_zlib
+        result = bench(args.seconds, args.runs, rivals.working_path(args.aflpp))
+    print(json.dumps(result, indent=2))
     return 0
 
 

@@ -72,6 +72,23 @@ def check(afl_fuzz: Path, afl_cc: Path, seconds: float) -> bool:
     return crashes > 0
 
 
+DEFAULT = CACHE / "aflpp-v4.21c"  # the newest release this machine has built
+
+
+def working_path(tree: Path, seconds: float = 60.0) -> dict[str, str]:
+    """An environment whose PATH finds ``tree``'s afl-fuzz and afl-clang-fast first, once
+    ``check`` has seen its input-to-state stage work; exits with a one-line error if the tree
+    has no AFL++ built or its stage found nothing (no -c comparison may use it)."""
+    afl_fuzz, afl_cc = tree / "afl-fuzz", tree / "afl-clang-fast"
+    if not (afl_fuzz.exists() and afl_cc.exists()):
+        raise SystemExit(f"rivals: no AFL++ built in {tree}: python bench/rivals.py build "
+                         "AFLPLUSPLUS_SOURCE --name v4.21c")
+    if not check(afl_fuzz, afl_cc, seconds):
+        raise SystemExit(f"rivals: {afl_fuzz}'s input-to-state stage found nothing in "
+                         f"{seconds:.0f} s: no -c comparison may use it")
+    return {**os.environ, "PATH": f"{tree}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
