@@ -3,17 +3,19 @@
 Target-family neutral: bench/lava_bench.py feeds it LAVA-M's campaigns, and a second family
 (Magma, say) only has to produce the same ``Run`` records.  A run knows which bug ids it
 found and when (seconds from the campaign's start), which of those ids its family counts as
-validated, and a few campaign figures (execs/s, queue, edges, labels); this module turns a
-list of them into medians with min-max, Mann-Whitney U comparisons between configurations,
-a Markdown table and one bugs-over-time plot per program.  Every file it writes is replaced
-atomically, so a reader never sees half a table while a long matrix is still running.
+validated, a few campaign figures (execs/s, queue, edges, labels) and, for a family whose
+bugs tell reaching a bug from triggering it (Magma's canaries: bench/magma_bench.py), the ids
+some saved input reached; this module turns a list of them into medians with min-max,
+Mann-Whitney U comparisons between configurations, a Markdown table and one bugs-over-time
+plot per program (bugs reached over time too, for such a family).  Every file it writes is
+replaced atomically, so a reader never sees half a table while a long matrix is still running.
 """
 from __future__ import annotations
 
 import io
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +38,7 @@ class Run:
     validated: list[str] = field(default_factory=list)     # the ids of ``bugs`` that count
     figures: dict[str, float | None] = field(default_factory=dict)  # FIGURES' keys
     error: str | None = None                                # why the campaign has no results
+    reached: dict[str, float] = field(default_factory=dict)  # bug id -> first reached (Magma)
 
 
 def spread(values: Sequence[float]) -> tuple[float, float, float] | None:
@@ -77,14 +80,30 @@ def counts(runs: Sequence[Run], validated: bool) -> list[float]:
     return [float(len(r.validated) if validated else len(r.bugs)) for r in runs]
 
 
+def reached_counts(runs: Sequence[Run]) -> list[float]:
+    """Distinct bugs reached per run."""
+    return [float(len(r.reached)) for r in runs]
+
+
 def figure(runs: Sequence[Run], key: str) -> list[float]:
     """One FIGURES value per run, leaving out runs that have none."""
     return [float(v) for r in runs if (v := r.figures.get(key)) is not None]
 
 
-def config_rows(runs: Sequence[Run], program: str, configs: Sequence[str]) -> list[str]:
-    """The Markdown table of one program: a row per configuration."""
-    head = ["config", "runs", "bugs", "validated", "validated, all runs",
+def union(ids: Iterable[Iterable[str]]) -> str:
+    """How many distinct ids the runs' ``ids`` hold between them, or '-' for no runs."""
+    sets = [set(i) for i in ids]
+    return str(len(set().union(*sets))) if sets else "-"
+
+
+def config_rows(runs: Sequence[Run], program: str, configs: Sequence[str],
+                validated: bool = True, reached: bool = False) -> list[str]:
+    """The Markdown table of one program: a row per configuration.  Without ``validated``
+    (a family whose every bug counts) the validated columns give way to the bugs of all
+    runs; with ``reached``, the bugs reached per run and over all runs follow."""
+    head = ["config", "runs", "bugs",
+            *(("validated", "validated, all runs") if validated else ("bugs, all runs",)),
+            *(("reached", "reached, all runs") if reached else ()),
             *(name for _, name in FIGURES)]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for config in configs:
@@ -92,8 +111,11 @@ def config_rows(runs: Sequence[Run], program: str, configs: Sequence[str]) -> li
         failed = sum(r.program == program and r.config == config and r.error is not None
                      for r in runs)
         cells = [config, f"{len(done)}" + (f" ({failed} failed)" if failed else ""),
-                 cell(counts(done, False)), cell(counts(done, True)),
-                 str(len(set().union(*(r.validated for r in done)))) if done else "-",
+                 cell(counts(done, False)),
+                 *((cell(counts(done, True)), union(r.validated for r in done)) if validated
+                   else (union(r.bugs for r in done),)),
+                 *((cell(reached_counts(done)), union(r.reached for r in done)) if reached
+                   else ()),
                  *(cell(figure(done, key)) for key, _ in FIGURES)]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -107,13 +129,21 @@ def best(runs: Sequence[Run], program: str, configs: Sequence[str]) -> str | Non
     return max(scored)[2] if scored else None
 
 
-def comparison(runs: Sequence[Run], program: str, ours: str, theirs: str) -> str:
-    """One line: validated and all distinct bugs of two configurations, medians and the
-    Mann-Whitney U two-sided p-value of each."""
+def comparison(runs: Sequence[Run], program: str, ours: str, theirs: str,
+               validated: bool = True, reached: bool = False) -> str:
+    """One line: validated and all distinct bugs of two configurations (all only, without
+    ``validated``; bugs reached too, with ``reached``), medians and the Mann-Whitney U
+    two-sided p-value of each."""
+    kinds: list[tuple[Callable[[Sequence[Run]], list[float]], str]] = []
+    if validated:
+        kinds.append((lambda rs: counts(rs, True), "validated"))
+    kinds.append((lambda rs: counts(rs, False), "all" if validated else "triggered"))
+    if reached:
+        kinds.append((reached_counts, "reached"))
     parts = []
-    for validated, name in ((True, "validated"), (False, "all")):
-        a = counts(ok_runs(runs, program, ours), validated)
-        b = counts(ok_runs(runs, program, theirs), validated)
+    for count, name in kinds:
+        a = count(ok_runs(runs, program, ours))
+        b = count(ok_runs(runs, program, theirs))
         if not a or not b:
             return f"- {ours} vs {theirs}: no runs of one of them"
         p = mann_whitney(a, b)
@@ -124,39 +154,51 @@ def comparison(runs: Sequence[Run], program: str, ours: str, theirs: str) -> str
 
 def markdown(runs: Sequence[Run], programs: Sequence[str], configs: Sequence[str],
              comparisons: Sequence[tuple[str, str | Sequence[str]]], title: str,
-             notes: dict[str, list[str]] | None = None) -> str:
+             notes: dict[str, list[str]] | None = None, validated: bool = True,
+             reached: bool = False) -> str:
     """The whole table.md: per program a row per configuration, then each comparison of
     ``comparisons``, (ours, theirs) where theirs is one configuration or several, of which
     the best (most validated bugs) is taken, then the program's ``notes`` (the family's
-    checks of its builds, say)."""
-    lines = [f"# {title}", "",
-             "Cells: median (min-max) over runs.  bugs: distinct bug ids triggered; validated: "
-             "those the family lists as validated; validated, all runs: the union over the runs.  "
-             "labels: labels covered on the labelled build.  p: Mann-Whitney U, two-sided.", ""]
+    checks of its builds, say).  ``validated`` and ``reached`` as in config_rows: a family
+    whose every bug counts leaves the validated columns out; one that tells reached bugs from
+    triggered ones adds them."""
+    caption = ("Cells: median (min-max) over runs.  bugs: distinct bug ids triggered; "
+               + ("validated: those the family lists as validated; validated, all runs: the "
+                  "union over the runs.  " if validated
+                  else "bugs, all runs: the union over the runs.  ")
+               + ("reached: distinct bug ids some saved input reached (and the union over the "
+                  "runs).  " if reached else "")
+               + "labels: labels covered on the labelled build.  p: Mann-Whitney U, two-sided.")
+    lines = [f"# {title}", "", caption, ""]
     for program in programs:
-        lines += [f"## {program}", "", *config_rows(runs, program, configs), ""]
+        lines += [f"## {program}", "",
+                  *config_rows(runs, program, configs, validated, reached), ""]
         for ours, theirs in comparisons:
             rival = theirs if isinstance(theirs, str) else best(runs, program, theirs)
             if ours in configs and rival is not None and rival in configs and rival != ours:
-                lines.append(comparison(runs, program, ours, rival)
+                lines.append(comparison(runs, program, ours, rival, validated, reached)
                              + ("" if isinstance(theirs, str) else " (best rival)"))
         extra = (notes or {}).get(program, [])
         lines += [*([""] if lines[-1] else []), *extra, ""] if extra else [""]
     return "\n".join(lines)
 
 
-def curve(runs: Sequence[Run], horizon: float, points: int = 200
+def curve(runs: Sequence[Run], horizon: float, points: int = 200, reached: bool = False
           ) -> tuple[list[float], list[float], list[float], list[float]]:
-    """Times, and the median, min and max over ``runs`` of distinct bugs found by each time."""
+    """Times, and the median, min and max over ``runs`` of distinct bugs found (``reached``:
+    reached) by each time."""
     times = [horizon * i / (points - 1) for i in range(points)]
-    per_run = [[sum(t <= at for t in r.bugs.values()) for at in times] for r in runs]
+    per_run = [[sum(t <= at for t in (r.reached if reached else r.bugs).values())
+                for at in times] for r in runs]
     columns = list(zip(*per_run))
     return (times, [statistics.median(c) for c in columns], [min(c) for c in columns],
             [max(c) for c in columns])
 
 
-def plot(runs: Sequence[Run], program: str, configs: Sequence[str], path: Path) -> None:
-    """bugs-<program>.png: median distinct bugs over time per configuration, min-max shaded."""
+def plot(runs: Sequence[Run], program: str, configs: Sequence[str], path: Path,
+         reached: bool = False) -> None:
+    """bugs-<program>.png: median distinct bugs over time per configuration, min-max shaded
+    (``reached``: the bugs reached instead of those triggered)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,12 +209,13 @@ def plot(runs: Sequence[Run], program: str, configs: Sequence[str], path: Path) 
         done = ok_runs(runs, program, config)
         if not done:
             continue
-        times, median, low, high = curve(done, max(r.seconds for r in done))
+        times, median, low, high = curve(done, max(r.seconds for r in done), reached=reached)
         line, = ax.step(times, median, where="post", label=f"{config} ({len(done)} runs)")
         ax.fill_between(times, low, high, step="post", alpha=0.2, color=line.get_color())
     ax.set_xlabel("seconds")
-    ax.set_ylabel("distinct bugs")
-    ax.set_title(f"{program}: distinct bugs over time (median, min-max shaded)")
+    what = "distinct bugs reached" if reached else "distinct bugs"
+    ax.set_ylabel(what)
+    ax.set_title(f"{program}: {what} over time (median, min-max shaded)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     buffer = io.BytesIO()
