@@ -219,9 +219,15 @@ def campaign(fuzzer: str, binary: Path, seeds: Path, seconds: float, name: str,
     done = subprocess.run([*pin, *cmd, "--", str(binary), *args], env=env, text=True,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=seconds + 120)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited with status {done.returncode}:\n"
-                           f"{done.stderr[-2000:]}")
+        raise CampaignFailed(done.returncode, cmd, stderr=done.stderr)
     return read_stats(out)
+
+
+class CampaignFailed(subprocess.CalledProcessError):
+    """A fuzzer that exited with an error, and what it said (the end of its stderr)."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{(self.stderr or '')[-2000:]}"
 
 
 def execs_per_sec(stats: dict[str, str]) -> float:
