@@ -626,8 +626,7 @@ def fuzz(matrix: Matrix, task: Task) -> bugstats.Run:
         # campaign() runs in WORK/name; an absolute name (pathlib) puts it in the results.
         stats = campaign(config.fuzzer, binaries[config.build], matrix.seeds, matrix.seconds,
                          str(out), extra, (), env)
-    except (subprocess.SubprocessError, OSError, RuntimeError) as failed:
-        # RuntimeError: campaign()'s fuzzer exited with an error (its stderr's tail in it).
+    except (subprocess.SubprocessError, OSError) as failed:  # CampaignFailed among them
         run.error = f"{type(failed).__name__}: {failed}"
         return run
     instance = out / "default"
