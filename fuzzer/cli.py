@@ -230,7 +230,7 @@ def run(config: Config) -> None:
             config = labelled
     started, execs = time.monotonic(), 0
     current, opening = config, None
-    with stops_noted(labelled is not None or config.rebuild_retired != math.inf) as stop:
+    with stops_noted(labelled is not None or may_rebuild(config)) as stop:
         while True:
             ended = run_once(current, opening, stop)
             execs += ended.execs
@@ -255,6 +255,15 @@ def _next_run(config: Config, labelled: Config | None, current: Config,
         return (replace(current, input_dir=None, lean_binary=ended.lean),
                 f"going on with {ended.lean}, the labelled build without retired labels")
     return None, None
+
+
+def may_rebuild(config: Config) -> bool:
+    """Whether the campaign may go on with lean rebuilds: asked with --rebuild-retired, or by
+    default on a target ffcc can rebuild (lean_builds decides once the labels are known)."""
+    if config.rebuild_retired == math.inf or config.retire is RetirePolicy.NEVER:
+        return False
+    return config.rebuild_retired is not None \
+        or not_rebuildable(Path(config.target_argv[0])) is None
 
 
 def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuilds | None:
