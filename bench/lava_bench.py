@@ -54,9 +54,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -501,16 +503,19 @@ def describe(run: bugstats.Run) -> str:
             f"edges {f['edges']}, labels {f['labels_covered']}")
 
 
-def run_matrix(matrix: Matrix, todo: list[Task], jobs: int, recorder: Recorder) -> None:
-    """The campaigns, ``jobs`` at a time (each fuzzer binds itself to a free CPU, as in
-    fuzz_bench); the first ones start a few seconds apart so that they see each other's CPU
-    taken."""
+def run_matrix(fuzz_one: Callable[[Task], bugstats.Run],
+               describe_run: Callable[[bugstats.Run], str], todo: list[Task], jobs: int,
+               recorder: Recorder) -> None:
+    """The campaigns (``fuzz_one`` runs and measures one, ``describe_run`` says what it
+    found), ``jobs`` at a time (each fuzzer binds itself to a free CPU, as in fuzz_bench);
+    the first ones start a few seconds apart so that they see each other's CPU taken."""
     def one(index: int, task: Task) -> None:
         if index < jobs:
             time.sleep(index * STAGGER_SECONDS)
-        run = fuzz(matrix, task)
+        run = fuzz_one(task)
         recorder.add(run)
-        print(f"[{len(recorder.runs)}/{len(todo)}] {describe(run)}", file=sys.stderr, flush=True)
+        print(f"[{len(recorder.runs)}/{len(todo)}] {describe_run(run)}", file=sys.stderr,
+              flush=True)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for future in [pool.submit(one, i, t) for i, t in enumerate(todo)]:
@@ -702,7 +707,8 @@ def main(argv: list[str] | None = None) -> int:
     matrix.results.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(matrix.results, {**meta(args, matrix.aflpp), **info})
     recorder.write()
-    run_matrix(matrix, tasks(args.programs.split(","), args.configs.split(","), args.runs),
+    run_matrix(partial(fuzz, matrix), describe,
+               tasks(args.programs.split(","), args.configs.split(","), args.runs),
                args.jobs, recorder)
     table = write_tables(matrix.results)
     print(table.read_text())

@@ -83,6 +83,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +95,13 @@ from bench.lava_bench import (  # noqa: E402
     COMPARISONS,
     CONFIGS,
     DEFAULT_CONFIGS,
-    STAGGER_SECONDS,
     BenchError,
     Recorder,
     Task,
     check_rival,
     found_at,
     git,
+    run_matrix,
     saved_inputs,
     tasks,
     version,
@@ -659,20 +660,6 @@ def describe(run: bugstats.Run) -> str:
             f"{f['queue']}, edges {f['edges']}, labels {f['labels_covered']}")
 
 
-def run_matrix(matrix: Matrix, todo: list[Task], jobs: int, recorder: Recorder) -> None:
-    """The campaigns, ``jobs`` at a time, as bench/lava_bench.py runs them."""
-    def one(index: int, task: Task) -> None:
-        if index < jobs:
-            time.sleep(index * STAGGER_SECONDS)
-        run = fuzz(matrix, task)
-        recorder.add(run)
-        print(f"[{len(recorder.runs)}/{len(todo)}] {describe(run)}", file=sys.stderr, flush=True)
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for future in [pool.submit(one, i, t) for i, t in enumerate(todo)]:
-            future.result()
-
-
 # --- results ------------------------------------------------------------------------------
 
 def id_notes(runs: list[bugstats.Run], configs: list[str]) -> list[str]:
@@ -834,7 +821,8 @@ def main(argv: list[str] | None = None) -> int:
     matrix.results.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(matrix.results, {**meta(args, target, matrix.aflpp), **info})
     recorder.write()
-    run_matrix(matrix, tasks([TARGET], args.configs.split(","), args.runs), args.jobs, recorder)
+    run_matrix(partial(fuzz, matrix), describe,
+               tasks([TARGET], args.configs.split(","), args.runs), args.jobs, recorder)
     table = write_tables(matrix.results)
     print(table.read_text())
     print(f"results in {matrix.results}", file=sys.stderr)
