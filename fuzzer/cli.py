@@ -42,7 +42,7 @@ from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_tar
 from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
 from ffcc.fuzzer.engine.lean import (
-    DEFAULT_STALL_SECONDS,
+    DEFAULT_PERIOD,
     LEAN_DIR,
     LeanBuilds,
     check_rebuildable,
@@ -84,7 +84,7 @@ def parse_cmplog(text: str | None) -> str | CmplogTarget | None:
 
 
 def parse_rebuild(text: str | None) -> float | None:
-    """--rebuild-retired SECONDS, or off (never: an infinite stall); None: the default."""
+    """--rebuild-retired SECONDS, or off (never: an infinite period); None: the default."""
     if text is None:
         return None
     if text.lower() == "off":
@@ -152,14 +152,15 @@ Other commands (each has --help):
                    "time:S; the first that holds).")
 @click.option("--retire", type=click.Choice([p.value for p in RetirePolicy]),
               default=RetirePolicy.RARE.value, show_default=True,
-              help="When a label stops counting: once the queue covers it and it is no longer a "
-                   "rare branch (rare: FairFuzz may still target it); once covered (first); as "
-                   "rare, and every label left once none was covered for 10 minutes (stall); "
-                   "or never.")
+              help="When a label stops counting: once the queue covers it and it had its turn "
+                   "as a FairFuzz target, or is hit as often as a common edge (rare); once "
+                   "covered (first); as rare, and every label left once none was covered for "
+                   "10 minutes (stall); or never.")
 @click.option("--rebuild-retired", metavar="SECONDS|off",
-              help="Once SECONDS pass without a newly covered label, rebuild the labelled "
-                   "target without its retired labels and go on with that build. Default: 15 "
-                   "where the target is an ffcc project build (ffcc -o build/ ...), else off.")
+              help="Once the running build has run SECONDS (twice as long after each rebuild) "
+                   "and a tenth of its labels were retired, rebuild the labelled target "
+                   "without its retired labels and go on with that build. Default: 15 where "
+                   "the target is an ffcc project build (ffcc -o build/ ...), else off.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),
               help="Run N instances in the sync directory -o (main, sec1, ...), one per free CPU.")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -270,21 +271,21 @@ def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuil
     """The lean rebuilds of a labelled target under --rebuild-retired (on the lean build the
     last run went on with, or on resuming, the newest that still fits the target); None when
     nothing is rebuilt.  By default a target ffcc cannot rebuild runs as it is."""
-    stall = config.rebuild_retired
-    if labels is None or config.retire is RetirePolicy.NEVER or stall == math.inf:
+    period = config.rebuild_retired
+    if labels is None or config.retire is RetirePolicy.NEVER or period == math.inf:
         return None
     full = Path(config.target_argv[0])
-    if stall is None:
+    if period is None:
         if not_rebuildable(full) is not None:
             return None
-        stall = DEFAULT_STALL_SECONDS
+        period = DEFAULT_PERIOD
     check_rebuildable(full)
     where = root / LEAN_DIR
     if config.lean_binary is not None:
-        return LeanBuilds(full, where, stall, config.lean_binary)
+        return LeanBuilds(full, where, period, config.lean_binary)
     if config.input_dir is None:
-        return LeanBuilds.newest(full, where, stall)
-    return LeanBuilds(full, where, stall)
+        return LeanBuilds.newest(full, where, period)
+    return LeanBuilds(full, where, period)
 
 
 def _saved_phase(config: Config) -> int:

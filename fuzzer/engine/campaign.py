@@ -44,6 +44,7 @@ from ffcc.fuzzer.engine.energy import (
 from ffcc.fuzzer.engine.executor import Executor, RunStatus
 from ffcc.fuzzer.engine.findings import Findings
 from ffcc.fuzzer.engine.labelling import Labelling
+from ffcc.fuzzer.engine.labels import edge_region_end
 from ffcc.fuzzer.engine.mask import empty_mask
 from ffcc.fuzzer.engine.peers import PeerImports, PeerSync
 from ffcc.fuzzer.engine.phases import PhaseSwitch
@@ -165,9 +166,11 @@ class Campaign:
         self.checkpoints.save()
         while not self.stopping():
             self.peers.step(self.stopping)
-            self.labels.retire_covered(self.queue, self.executor.virgin(), self.queue_hits)
+            self.labels.retire_covered(self.queue, self.executor.virgin(), self.queue_hits,
+                                       self.scheduler.targeted())
             hits = self.queue_hits() if self.scheduler.uses_hits else NO_HITS
-            selection = self.scheduler.next(self.queue, hits, self.rng)
+            selection = self.scheduler.next(self.queue, hits, self.rng,
+                                            edge_region_end(self.labels.map, self.executor.map_size))
             if selection is not None:
                 self.fuzz_one(selection)
 

@@ -140,8 +140,8 @@ class Config:
     phase_policy: PhasePolicy | None = None  # when phase 1 ends; None: no phase switch
     labelled_phase: bool = False  # this run is phase 2, on --labels-binary
     retire: RetirePolicy = RetirePolicy.RARE  # --retire: when a covered label stops counting
-    rebuild_retired: float | None = None  # --rebuild-retired: label stall before a lean
-    # rebuild; None: the default (lean.DEFAULT_STALL_SECONDS if ffcc can rebuild), inf: off
+    rebuild_retired: float | None = None  # --rebuild-retired: seconds a build runs before a
+    # lean rebuild; None: the default (lean.DEFAULT_PERIOD if ffcc can rebuild), inf: off
     lean_binary: Path | None = None  # runs in place of the target: a lean rebuild (lean.py)
 
     @property

@@ -82,7 +82,8 @@ class CorpusLoader:
         self.progress.carry_on(state.totals, earlier.next_crash_id, earlier.next_hang_id)
         if not self.timeout_given and state.totals.exec_timeout:
             self.executor.timeout_ms = state.totals.exec_timeout
-        self.scheduler.restore(state.scheduler)
+        self.scheduler.restore(state.scheduler, same_map=state.map_size in
+                               (0, self.executor.map_size))
         hits_restored = self._restore_maps(state)
         self.progress.stage = "resume"
         for saved in earlier.queue:

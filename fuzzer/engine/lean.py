@@ -5,18 +5,19 @@ captures its operands; only compiled out does it cost nothing.  On cJSON's harne
 covering campaign retired 787 of its 1,382 labels, the build without them ran at 0.91 of the
 unlabelled build's speed, against 0.46 with them retired in the segment (bench/retire_bench.py).
 
-With ``--rebuild-retired S`` (by default S = 15 wherever the labelled target can be rebuilt),
-once S seconds pass without a newly covered label and labels were retired that the running
-build still has (at least a tenth of those it still has; after lean build N, once that build
-has run S * 2**N seconds), ffuzz has ffcc rebuild the labelled target (an ffcc project build:
-its directory holds ffcc-build.json) into ``OUT/NAME/lean/N/`` with every retired and pruned
-label compiled out (``ffcc --retired=FILE``). The build runs beside the campaign at low
-priority on any CPU. When it succeeds and its label database is the full build's with exactly
-those labels compiled out, the campaign goes on with it as a two-phase campaign goes on with
-its labelled build: every queue entry is calibrated again (the program's edges are numbered
-anew; label slots stay), and the labels it no longer has count as covered where they were.
-``cmdline``, reports and the label database stay the full build's. ``-i -`` resumes on the
-newest lean build that still matches the full build.
+With ``--rebuild-retired S`` (by default S = 15 wherever the labelled target can be
+rebuilt), once the running build has run S seconds (lean build N: S * 2**N seconds) and
+labels were retired that it still has (at least a tenth of those it still has; labels still
+being covered are no reason to wait: only retired ones are compiled out), ffuzz has ffcc
+rebuild the labelled target (an ffcc project build: its directory holds ffcc-build.json)
+into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
+--retired=FILE``). The build runs beside the campaign at low priority on any CPU. When it
+succeeds and its label database is the full build's with exactly those labels compiled out,
+the campaign goes on with it as a two-phase campaign goes on with its labelled build: every
+queue entry is calibrated again (the program's edges are numbered anew; label slots stay),
+and the labels it no longer has count as covered where they were. ``cmdline``, reports and
+the label database stay the full build's. ``-i -`` resumes on the newest lean build that
+still matches the full build.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from ffcc.runtime.abi import (
 LEAN_DIR = "lean"            # OUT/NAME/lean/N/: the Nth rebuild, N/ only once it is verified
 RETIRED_LIST = "retired.jsonl"
 NICENESS = 10                # the rebuild yields the CPU to fuzzers
-DEFAULT_STALL_SECONDS = 15.0  # --rebuild-retired's default, for targets ffcc can rebuild
+DEFAULT_PERIOD = 15.0        # --rebuild-retired's default, for targets ffcc can rebuild
 # A rebuild is worth its build and the calibration of the whole queue again only once this
 # share of the labels the running build still has are retired (expat's harness: 1,010 of 4,000
 # labels retired at the first rebuild, then 8 more at the next).
@@ -109,11 +110,11 @@ class LeanBuilds:
     """The lean rebuilds of one labelled target: when one is due, the one running, and
     what the running target has compiled out."""
 
-    def __init__(self, full: Path, root: Path, stall_seconds: float,
+    def __init__(self, full: Path, root: Path, period: float,
                  running: Path | None = None) -> None:
         self.full = full                    # the labelled build the campaign is about
         self.root = root                    # OUT/NAME/lean
-        self.stall_seconds = stall_seconds
+        self.period = period
         try:
             database = read_label_db(full)
         except LabelDbError as exc:
@@ -127,22 +128,22 @@ class LeanBuilds:
         self._building: tuple[Path, set[int]] | None = None  # its directory, what it drops
         self.failed = False                 # a rebuild failed: no more are tried
         # Rebuilds back off: the one after lean build N waits until that build has run
-        # stall_seconds * 2**N, so that a project that takes long to build, in a campaign
+        # period * 2**N, so that a project that takes long to build, in a campaign
         # that retires labels now and then, is not rebuilt over and over.
         self._running_since = time.monotonic()
-        self._backoff = stall_seconds * 2 ** (int(running.parent.name) if running else 0)
+        self._backoff = period * 2 ** (int(running.parent.name) if running else 0)
 
     @classmethod
-    def newest(cls, full: Path, root: Path, stall_seconds: float) -> LeanBuilds:
+    def newest(cls, full: Path, root: Path, period: float) -> LeanBuilds:
         """For a resumed campaign: on the newest lean build that still matches ``full``."""
-        builds = cls(full, root, stall_seconds)
+        builds = cls(full, root, period)
         numbered = sorted((int(d.name), d) for d in root.glob("[0-9]*") if d.name.isdigit())
         for _, directory in reversed(numbered):
             binary = directory / full.name
             try:
                 expected = set(builds._listed(directory))
                 if mismatch(builds.database, read_label_db(binary), expected) is None:
-                    return cls(full, root, stall_seconds, binary)
+                    return cls(full, root, period, binary)
             except (LabelDbError, OSError):
                 continue
         return builds
@@ -177,8 +178,7 @@ class LeanBuilds:
         return self._collect(status)
 
     def _due(self, retirement: Retirement) -> bool:
-        if retirement.since_cover() < self.stall_seconds \
-                or time.monotonic() - self._running_since < self._backoff:
+        if time.monotonic() - self._running_since < self._backoff:
             return False
         newly = len(retirement.retired_ids() - self.compiled_out.keys())
         return newly > 0 and newly >= WORTH_A_REBUILD * (len(self.database.labels)

@@ -5,10 +5,14 @@ The fuzzer offers the target a shared-memory segment laid out as the label regio
 byte before it counts: once the campaign sets that byte, the label never writes its slot
 again, in the running forkserver, its batches and every later child, with no Python per
 execution.  Between queue entries the campaign retires the labels its queue has covered
-and that are no longer rare (``--retire rare``, the default: while few inputs hit a label
-it is a branch FairFuzz may aim at; ``first`` retires on cover): they leave FairFuzz's
-rarity computation (a label that no longer counts would look rarer and rarer), and their
-coverage stays recorded in the virgin map, the queue entries and every report.  A target
+and that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
+label few inputs hit is a rare branch, the target FairFuzz exists for, so it keeps counting
+until a selection aimed at it, or until it is hit as often as a common edge; ``first``
+retires on cover): they leave FairFuzz's rarity computation (a label that no longer counts
+would look rarer and rarer), and their coverage stays recorded in the virgin map, the queue
+entries and every report.  Rarity alone cannot say when: FairFuzz's cutoff follows the least
+hit branch, which a new edge brings back to 1, so nearly every covered label is above it
+at some moment long before it was ever aimed at.  A target
 without ffcc's runtime (AFL++'s) never maps the segment, and every label of a target that
 does not find it counts.
 
@@ -35,7 +39,6 @@ from enum import Enum
 import numpy as np
 
 from ffcc.fuzzer.engine.labels import LabelMap
-from ffcc.fuzzer.engine.scheduler import rarity_cutoff
 from ffcc.fuzzer.engine.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
@@ -43,10 +46,18 @@ ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
 STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases.py)
 
 
+def common_level(edge_hits: np.ndarray) -> float:
+    """The hit count of a common branch: the median over the covered edges.  FairFuzz's
+    cutoff (a power of two at least the least hit count) reaches it only once nearly every
+    branch is hit as often, so a label above it is no target for a long while."""
+    covered = edge_hits[edge_hits > 0]
+    return float(np.median(covered)) if len(covered) else 0.0
+
+
 class RetirePolicy(Enum):
     """--retire: when a covered label stops counting; the values are the option's spellings."""
 
-    RARE = "rare"    # once the queue covers it and it is no longer a rare branch
+    RARE = "rare"    # once covered and it had its turn as a FairFuzz target (or is common)
     FIRST = "first"  # once the queue covers it
     STALL = "stall"  # as RARE, and every label left once none was covered for STALL_SECONDS
     NEVER = "never"
@@ -101,17 +112,22 @@ class Retirement:
         """Seconds since a label was last covered (or since the segment was made)."""
         return self._clock() - self._last_cover
 
-    def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None) -> np.ndarray:
+    def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None,
+                       targeted: np.ndarray | None = None) -> np.ndarray:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
-        and, under ``rare`` and ``stall``, that are no longer rare: ``hits`` (FairFuzz's
-        rarity input, the retired labels left out) counts more inputs hitting them than the
-        rarity cutoff.  Under ``stall``, every label left once none was covered for long.
-        The map indices of those retired now."""
-        self._label_indices = self._slots + self.labels.region_start(len(virgin))
+        and, under ``rare`` and ``stall``, that have had their turn as a FairFuzz target
+        (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
+        and then covering is enough) or are common: ``hits`` (FairFuzz's rarity input, the
+        retired labels left out) counts more inputs hitting them than the median covered
+        edge.  Under ``stall``, every label left once none was covered for long.  The map
+        indices of those retired now."""
+        start = self.labels.region_start(len(virgin))
+        self._label_indices = self._slots + start
         covered = (virgin[self._label_indices] != 0xFF) & ~self.retired
         newly = covered
-        if self._while_rare and hits is not None:
-            newly = covered & (hits[self._label_indices] > rarity_cutoff(hits))
+        if self._while_rare and hits is not None and targeted is not None:
+            had_turn = np.isin(self._label_indices, targeted)
+            newly = covered & (had_turn | (hits[self._label_indices] > common_level(hits[:start])))
         now = self._clock()
         if (covered & ~self._seen).any():
             self._seen |= covered

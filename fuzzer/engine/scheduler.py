@@ -47,21 +47,57 @@ def rare_branches(edges: np.ndarray, hits: np.ndarray, cutoff: int) -> np.ndarra
     return edges[(counts > 0) & (counts <= cutoff)]
 
 
-def least_hit(branches: np.ndarray, hits: np.ndarray, rng: random.Random) -> int:
-    """The least-hit of `branches` (not empty); among equally rare ones, one at random, so
-    neither map order (edges before labels) nor position decides."""
-    counts = hits[branches]
-    tied = branches[counts == counts.min()]
+@dataclass(frozen=True)
+class RarityCutoffs:
+    """FairFuzz's cutoff over every branch, labels included (Def. 5), and a second one over
+    the labels alone, those from map index `labels_from` on: a label is rare when either
+    says so.  A label's predicate fires on values, an edge on control flow, so their hit
+    counts are two populations: many inputs reach a site and few make a mutant differ.
+    Under the one cutoff, which each new edge brings back to 1, hardly a label is ever rare
+    on a program that keeps finding edges (expat's harness: 3% of the targets were labels,
+    13% with the labels' own cutoff; docs/LABELS.md)."""
+
+    branches: int
+    labels: int
+    labels_from: int
+
+    @classmethod
+    def of(cls, hits: np.ndarray, labels_from: int | None, shift: int = 0) -> RarityCutoffs:
+        """The cutoffs over `hits` (FairFuzz's numHits), each doubled `shift` times."""
+        start = len(hits) if labels_from is None else labels_from
+        return cls(rarity_cutoff(hits) << shift, rarity_cutoff(hits[start:]) << shift, start)
+
+    def rare(self, edges: np.ndarray, hits: np.ndarray) -> np.ndarray:
+        """The entry's rare branches: those within FairFuzz's cutoff, and its labels within
+        the labels' (never below FairFuzz's: the least hit branch may be a label)."""
+        labels = edges >= self.labels_from
+        return np.concatenate((rare_branches(edges[~labels], hits, self.branches),
+                               rare_branches(edges[labels], hits, self.labels)))
+
+    def relative(self, branches: np.ndarray, hits: np.ndarray) -> np.ndarray:
+        """How rare each of `branches` is by the cutoff that made it rare: its hit count
+        over that cutoff, so that the least hit label ranks with the least hit branch."""
+        cutoff = np.where(branches >= self.labels_from, self.labels, self.branches)
+        return hits[branches] / np.maximum(cutoff, 1)
+
+
+def least_hit(branches: np.ndarray, rarity: np.ndarray, rng: random.Random) -> int:
+    """The rarest of `branches` (not empty) by `rarity`, their hit counts or any measure
+    aligned with them; among equally rare ones, one at random, so neither map order (edges
+    before labels) nor position decides."""
+    tied = branches[rarity == rarity.min()]
     return int(tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0])
 
 
-def next_target(rare: np.ndarray, hits: np.ndarray, aimed: set[int],
+def next_target(rare: np.ndarray, rarity: np.ndarray, aimed: set[int],
                 rng: random.Random) -> int:
-    """The target for an entry whose rare branches are `rare` (not empty), as afl-rb picks
-    it: the least-hit one not yet aimed at from this entry, so successive selections go
-    through all of them; once every one was, the least-hit again."""
-    fresh = rare[np.array([int(branch) not in aimed for branch in rare], dtype=bool)]
-    return least_hit(fresh if len(fresh) else rare, hits, rng)
+    """The target for an entry whose rare branches are `rare` (not empty; `rarity` aligned
+    with them), as afl-rb picks it: the rarest one not yet aimed at from this entry, so
+    successive selections go through all of them; once every one was, the rarest again."""
+    fresh = np.array([int(branch) not in aimed for branch in rare], dtype=bool)
+    if fresh.any():
+        return least_hit(rare[fresh], rarity[fresh], rng)
+    return least_hit(rare, rarity, rng)
 
 
 def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
@@ -103,12 +139,13 @@ class Scheduler:
     def __init__(self) -> None:
         self.cursor = QueueCursor()
 
-    def next(self, queue: Queue, hits: np.ndarray, rng: random.Random) -> Selection | None:
+    def next(self, queue: Queue, hits: np.ndarray, rng: random.Random,
+             labels_from: int | None = None) -> Selection | None:
         """The next selected entry, walking on from the cursor.  None after as many entries
         as the queue holds were all skipped: the caller may stop, or ask again.
 
         hits: FairFuzz numHits per map index, zero outside the queue's coverage
-        (queue_hits)."""
+        (queue_hits); labels_from: the first map index of the label region, if any."""
         queue.cull()
         cursor = self.cursor
         for _ in range(len(queue)):
@@ -116,7 +153,7 @@ class Scheduler:
                 self._start_cycle()
             entry = queue[cursor.position]
             cursor.position += 1
-            selection = self.select(entry, queue, hits, cursor.cycle, rng)
+            selection = self.select(entry, queue, hits, cursor.cycle, rng, labels_from)
             if selection is not None:
                 return selection
         return None
@@ -125,9 +162,11 @@ class Scheduler:
         """What a resumed campaign needs to walk on where this one was (JSON types)."""
         return {"cursor": asdict(self.cursor)}
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any], same_map: bool = True) -> None:
         """Continue from `state()` of an earlier campaign; unknown or missing keys are
-        ignored (it may have used the other scheduler)."""
+        ignored (it may have used the other scheduler).  same_map: False when the target's
+        map changed (a lean or labelled build took over), so that what names branches by
+        map index no longer names the same branches and is left behind."""
         saved = state.get("cursor", {})
         self.cursor = QueueCursor(**{f.name: type(getattr(self.cursor, f.name))(saved[f.name])
                                      for f in fields(QueueCursor) if f.name in saved})
@@ -152,7 +191,7 @@ class Scheduler:
             self.on_new_branch()
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
-               rng: random.Random) -> Selection | None:
+               rng: random.Random, labels_from: int | None = None) -> Selection | None:
         """The selection for this entry, or None to skip it this cycle."""
         raise NotImplementedError
 
@@ -164,6 +203,11 @@ class Scheduler:
 
     def on_frozen_target(self, branch: int) -> None:
         """No single-byte change of the entry kept `branch` hit (empty mask)."""
+
+    def targeted(self) -> np.ndarray | None:
+        """The map indices some selection aimed at; None for a scheduler that aims at none
+        (label retirement waits for a label's turn as a target only where there are turns)."""
+        return None
 
 
 def afl_wants(entry: QueueEntry, queue: Queue, cycle: int, rng: random.Random) -> bool:
@@ -182,7 +226,7 @@ class AflScheduler(Scheduler):
     name = Schedule.AFL
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
-               rng: random.Random) -> Selection | None:
+               rng: random.Random, labels_from: int | None = None) -> Selection | None:
         return Selection(entry) if afl_wants(entry, queue, cycle, rng) else None
 
 
@@ -218,6 +262,7 @@ class FairFuzzScheduler(Scheduler):
         self.cutoff_shift = 0
         self.blacklist: set[int] = set()
         self.aimed: dict[int, set[int]] = {}  # entry id -> the targets it was fuzzed towards
+        self._targeted = np.zeros(0, np.int64)  # every target aimed at, from any entry
         self._selected_in_cycle = False
 
     def state(self) -> dict[str, Any]:
@@ -227,21 +272,24 @@ class FairFuzzScheduler(Scheduler):
                 "aimed": {str(entry): sorted(branches)
                           for entry, branches in self.aimed.items()}}
 
-    def restore(self, state: dict[str, Any]) -> None:
-        super().restore(state)
+    def restore(self, state: dict[str, Any], same_map: bool = True) -> None:
+        super().restore(state, same_map)
         self.cutoff_shift = int(state.get("cutoff_shift", 0))
-        self.blacklist = {int(b) for b in state.get("blacklist", ())}
         self.bootstrapping = bool(state.get("bootstrapping", False)) \
             and self.bootstrap is not Bootstrap.OFF
         self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
+        if not same_map:
+            return
+        self.blacklist = {int(b) for b in state.get("blacklist", ())}
         self.aimed = {int(entry): {int(b) for b in branches}
                       for entry, branches in state.get("aimed", {}).items()}
+        self._targeted = np.array(sorted(set().union(*self.aimed.values())), np.int64)
 
-    def cutoff(self, hits: np.ndarray) -> int:
-        return rarity_cutoff(hits) << self.cutoff_shift
+    def cutoffs(self, hits: np.ndarray, labels_from: int | None = None) -> RarityCutoffs:
+        return RarityCutoffs.of(hits, labels_from, self.cutoff_shift)
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
-               rng: random.Random) -> Selection | None:
+               rng: random.Random, labels_from: int | None = None) -> Selection | None:
         if self.bootstrapping:
             if not afl_wants(entry, queue, cycle, rng):
                 return None
@@ -250,14 +298,20 @@ class FairFuzzScheduler(Scheduler):
         if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
             hits = hits.copy()
             hits[np.fromiter(self.blacklist, np.int64)] = 0
-        rare = rare_branches(entry.edges, hits, self.cutoff(hits))
+        cutoffs = self.cutoffs(hits, labels_from)
+        rare = cutoffs.rare(entry.edges, hits)
         if not len(rare):
             return None
         aimed = self.aimed.setdefault(entry.id, set())
-        target = next_target(rare, hits, aimed, rng)
+        target = next_target(rare, cutoffs.relative(rare, hits), aimed, rng)
         aimed.add(target)
+        if target not in self._targeted:
+            self._targeted = np.append(self._targeted, target)
         self._selected_in_cycle = True
         return Selection(entry, target=target, use_mask=self.use_mask)
+
+    def targeted(self) -> np.ndarray:
+        return self._targeted
 
     def on_new_branch(self) -> None:
         self.cutoff_shift = 0

@@ -101,7 +101,7 @@ class Snapshot:
     target_site: Site | None  # the target's label, when it is one
     targets_selected: int    # FairFuzz selections with a target, all sessions
     targets_labels: int      # those whose target was a label
-    rarity_cutoff: int
+    rarity_cutoff: int       # FairFuzz's cutoff over every branch (labels also have theirs)
     labels_found: int
     labels_total: int
     tokens: int

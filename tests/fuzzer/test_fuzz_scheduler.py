@@ -14,6 +14,7 @@ from ffcc.fuzzer.engine.scheduler import (
     AflScheduler,
     Bootstrap,
     FairFuzzScheduler,
+    RarityCutoffs,
     Scheduler,
     Selection,
     least_hit,
@@ -42,15 +43,17 @@ def test_rare_branches_are_the_entrys_hit_branches_within_the_cutoff() -> None:
     hits = np.array([0, 50, 3, 9, 1], np.uint32)
     assert rare_branches(np.array([0, 1, 2, 3], np.uint32), hits, 16).tolist() == [2, 3]
     assert rare_branches(np.array([], np.uint32), hits, 16).tolist() == []
-    assert least_hit(np.array([1, 2, 3], np.uint32), hits, random.Random(0)) == 2
+    branches = np.array([1, 2, 3], np.uint32)
+    assert least_hit(branches, hits[branches], random.Random(0)) == 2
 
 
 def test_equally_rare_branches_are_each_the_least_hit_some_of_the_time() -> None:
     hits = np.array([0, 5, 5, 5, 2, 2], np.uint32)
     branches, rng = np.array([1, 2, 3], np.uint32), random.Random(0)
-    picks = [least_hit(branches, hits, rng) for _ in range(300)]
+    picks = [least_hit(branches, hits[branches], rng) for _ in range(300)]
     assert {branch: picks.count(branch) > 60 for branch in (1, 2, 3)} == {1: True, 2: True, 3: True}
-    assert {least_hit(np.array([4, 5], np.uint32), hits, random.Random(seed))
+    pair = np.array([4, 5], np.uint32)
+    assert {least_hit(pair, hits[pair], random.Random(seed))
             for seed in range(20)} == {4, 5}  # also when the later index is a label slot
 
 
@@ -78,6 +81,8 @@ def test_successive_selections_rotate_through_the_entrys_rare_branches() -> None
     sched.cutoff_shift = 1
     assert [sched.select(e, queue, hits, 1, rng).target for _ in range(5)] == [1, 4, 2, 1, 1]
     assert sched.select(other, queue, hits, 1, rng).target == 1  # each entry keeps its own
+    assert sorted(sched.targeted()) == [1, 2, 4], "every branch aimed at, from any entry"
+    assert AflScheduler().targeted() is None, "AFL's walk aims at nothing"
     hits[2] = 1  # counts move on: the rarest is another branch now
     assert sched.select(e, queue, hits, 1, rng).target == 2
 
@@ -219,7 +224,7 @@ class Picky(Scheduler):
         self.cycle_ends: list[bool] = []
         self.new_branches = 0
 
-    def select(self, entry, queue, hits, cycle, rng) -> Selection | None:
+    def select(self, entry, queue, hits, cycle, rng, labels_from=None) -> Selection | None:
         return None if entry.id in self.skip else Selection(entry)
 
     def on_cycle_end(self, found_new_branch: bool) -> None:
@@ -290,9 +295,48 @@ def test_a_schedulers_state_survives_json_and_a_new_scheduler() -> None:
     again.restore(json.loads(json.dumps(fair.state())))
     assert again.cursor == fair.cursor and again.state() == fair.state()
     assert again.aimed == {0: {3, 14}, 5: {7}}
+    assert sorted(again.targeted()) == [3, 7, 14], "label retirement's turns survive too"
     plain = AflScheduler()  # the other schedule takes the walk and ignores the rest
     plain.restore(fair.state())
     assert plain.cursor == fair.cursor and plain.state() == {"cursor": fair.state()["cursor"]}
     no_bootstrap = FairFuzzScheduler()
     no_bootstrap.restore(fair.state())
     assert not no_bootstrap.bootstrapping and no_bootstrap.blacklist == {40}
+
+
+def test_a_label_is_rare_among_all_branches_or_among_labels() -> None:
+    """Map 0-7 edges, 8-15 labels: the least hit branch (an edge, 1) sets FairFuzz's
+    cutoff, the least hit label (5) the labels' (8), so a label hit 6 times is rare where
+    FairFuzz alone would have said 1; without a label region it says 1 for all."""
+    hits = np.array([0, 1, 40, 3, 0, 0, 0, 0, 0, 6, 5, 900, 0, 0, 0, 0], np.uint32)
+    cutoffs = RarityCutoffs.of(hits, 8)
+    assert (cutoffs.branches, cutoffs.labels) == (1, 8)
+    edges = np.array([1, 2, 3, 9, 10, 11], np.uint32)
+    assert sorted(cutoffs.rare(edges, hits).tolist()) == [1, 9, 10]
+    assert RarityCutoffs.of(hits, None).rare(edges, hits).tolist() == [1]
+    assert RarityCutoffs.of(hits, 8, shift=2).branches == 4
+    hits[[1, 3]] = (7, 9)  # the least hit branch is a label now: both cutoffs are 8
+    assert RarityCutoffs.of(hits, 8).branches == 8
+    assert sorted(RarityCutoffs.of(hits, 8).rare(edges, hits).tolist()) == [1, 9, 10]
+    hits[[1, 3]] = (1, 3)
+    sched, queue = FairFuzzScheduler(), Queue(16)
+    e = entry(0, [2, 3, 9, 11])
+    queue.add(e)
+    target = sched.select(e, queue, hits, 1, random.Random(0), labels_from=8)
+    assert target is not None and target.target == 9, "no rare edge here: the rare label"
+    assert sched.select(e, queue, hits, 1, random.Random(0)) is None
+    assert cutoffs.relative(np.array([1, 10, 9]), hits).tolist() == [1.0, 0.625, 0.75], \
+        "the label hit 5 times is as rare among labels as the edge hit once among all"
+
+
+def test_a_changed_map_leaves_the_branch_indices_of_a_saved_state_behind() -> None:
+    """A lean rebuild numbers the map anew: the saved blacklist, targets and turns name other
+    branches there (index 40 may be past its end), while the walk and the cutoff carry on."""
+    fair = FairFuzzScheduler()
+    fair.cursor.cycle, fair.cutoff_shift = 4, 1
+    fair.on_frozen_target(40)
+    fair.aimed = {0: {3, 14}}
+    again = FairFuzzScheduler()
+    again.restore(json.loads(json.dumps(fair.state())), same_map=False)
+    assert again.cursor == fair.cursor and again.cutoff_shift == 1
+    assert not again.blacklist and not again.aimed and not len(again.targeted())

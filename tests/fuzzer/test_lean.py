@@ -18,7 +18,7 @@ from ffcc.fuzzer.cli import parse_rebuild
 from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
-from ffcc.fuzzer.engine.lean import DEFAULT_STALL_SECONDS, LeanBuilds, mismatch
+from ffcc.fuzzer.engine.lean import DEFAULT_PERIOD, LeanBuilds, mismatch
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.runtime.abi import RETIRED, LabelDatabase, LabelRecord, read_label_db
 
@@ -126,10 +126,10 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
         return cli_lean_builds(config, LabelMap.load(binary), tmp_path / "out/default")
 
     default = lean_for(project, None)
-    assert default is not None and default.stall_seconds == DEFAULT_STALL_SECONDS == 15
+    assert default is not None and default.period == DEFAULT_PERIOD == 15
     assert lean_for(single, None) is None
     assert lean_for(project, "off") is None
-    assert lean_for(project, "2.5").stall_seconds == 2.5  # type: ignore[union-attr]
+    assert lean_for(project, "2.5").period == 2.5  # type: ignore[union-attr]
     with pytest.raises(FuzzerError, match="no ffcc project build"):
         lean_for(single, "60")
     for wrong in ("soon", "-1", "inf"):

@@ -250,3 +250,24 @@ def test_gates_are_opt_in(tmp_path) -> None:
     assert not any(label.gate is not None for label in database.labels)
     (annotated,) = (out / "annotated").rglob(f"{SAMPLE}.c")
     assert NO_GATES in annotated.read_text() and "__asm__ goto" not in annotated.read_text()
+
+
+def test_a_covered_label_counts_until_its_turn_as_a_target_unless_it_is_common() -> None:
+    # Map of 32: edges 0-23 (covered edges 0-3, hit 10, 20, 30, 40 times: median 25),
+    # labels 24-27, all covered; 26 was a target, 27 is hit more often than the median edge.
+    labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
+    virgin = np.zeros(32, np.uint8)
+    hits = np.zeros(32, np.uint32)
+    hits[:4] = (10, 20, 30, 40)
+    hits[24:28] = (1, 25, 3, 26)
+    for policy, targeted, retired in ((RetirePolicy.RARE, [26], [26, 27]),
+                                      (RetirePolicy.RARE, None, [24, 25, 26, 27]),
+                                      (RetirePolicy.FIRST, [26], [24, 25, 26, 27])):
+        retirement = Retirement.for_target(policy, labels)
+        assert retirement is not None
+        try:
+            aimed = None if targeted is None else np.array(targeted, np.int64)
+            assert list(retirement.retire_covered(virgin, hits, aimed)) == retired, \
+                (policy, targeted)
+        finally:
+            retirement.close()
