@@ -94,6 +94,7 @@ class Harness:
     sources: tuple[Path, ...]
     flags: tuple[str, ...]
     seeds: Path
+    libs: tuple[str, ...] = ()  # linked after the sources (-lz ...)
 
 
 # How each fuzzer's build of a libFuzzer harness is compiled.
@@ -185,7 +186,7 @@ def build_harness(h: Harness, fuzzer: str, flags: tuple[str, ...] = (),
     out.unlink(missing_ok=True)  # a build of the other form
     project = fuzzer == "ffuzz"
     subprocess.run([*HARNESS_COMPILERS[fuzzer], *flags, "-O2", *h.flags, *map(str, h.sources),
-                    "-o", f"{out}/" if project else str(out)],
+                    *h.libs, "-o", f"{out}/" if project else str(out)],
                    check=True, capture_output=True, env={**ENV, "AFL_QUIET": "1"})
     if project:
         return out / json.loads((out / BUILD_RECORD).read_text())["program"]

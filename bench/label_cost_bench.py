@@ -3,74 +3,157 @@
 For each target, the plain ffcc build and the ``--mcc --wm`` build are fuzzed with ffuzz's
 defaults (no option but ``-V`` and ``--seed``), in turn (plain, labelled, plain, ...), for
 ``--runs`` rounds of ``--seconds`` each.  The rate in each quarter of a campaign comes from
-its plot_data (total executions against run time); printed per target: both builds' median
-rates per quarter, their ratio, and the ratio after warm-up (the campaign's second half),
-with the spread over rounds.
+its plot_data (total executions against run time, interpolated between rows); printed per
+target: both builds' median rates per quarter, their ratio, and the ratio after warm-up (the
+campaign's second half), with the spread over rounds.
 
-Targets: fork-server programs reading a file (the temperature and boundaries samples) and
-persistent libFuzzer harnesses of real libraries (cJSON's ``cjson_read_fuzzer`` and expat's
-``xml_parse_fuzzer``, Debian's sources), whose ffcc builds run batches.  Every build is a
-project build, so the labelled campaigns get ffuzz's default lean rebuilds.
+Targets: fork-server programs reading a file (the samples temperature, boundaries, bugs and
+keywords; ``zlib``: zlib's own ``minigzip -d -c FILE`` over zlib's units, Debian's sources,
+seeds a few gzip files written here) and persistent libFuzzer harnesses of real libraries,
+whose ffcc builds run batches (``cjson``: cJSON's ``cjson_read_fuzzer``, ``expat``: expat's
+``xml_parse_fuzzer``, both Debian's sources; ``libpng``: libpng's oss-fuzz
+``libpng_read_fuzzer.cc``, C++, over libpng at Magma's commit with no patch, from
+LIBPNG_MIRROR when that exists, seeds a few pngsuite images).  expat, libpng and zlib are
+held out: no label option was tuned on them.  Every build is a project build, so the
+labelled campaigns get ffuzz's default lean rebuilds.
 
     python bench/label_cost_bench.py [--seconds 60] [--runs 3] [--targets temperature,cjson]
 """
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from bench.fuzz_bench import WORK, build_harness, campaign, harness  # noqa: E402
+from bench import magma_bench  # noqa: E402
+from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness  # noqa: E402
+from bench.projects import ZLIB, fetch  # noqa: E402
+from ffcc.runtime.abi import BUILD_RECORD  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
 QUARTERS = 4
 SAMPLES = ("temperature", "boundaries", "bugs", "keywords")
-HARNESSES = ("cjson", "expat")
+HARNESSES = ("cjson", "expat", "libpng")
+PROGRAMS = ("zlib",)
+# Plain build, labelled build, seeds, the program's arguments.
+Builds = tuple[Path, Path, Path, tuple[str, ...]]
+
+# libpng's repository: this local mirror when it exists, else magma_bench's default (GitHub).
+LIBPNG_MIRROR = Path("/work/.mirror/glennrp+libpng/repo")
+# Small pngsuite images: grey 1 and 4 bits (the latter with tRNS and bKGD), RGB, palette,
+# grey+alpha, RGBA, and an interlaced grey.
+LIBPNG_SEEDS = ("basn0g01.png", "ftbbn0g04.png", "basn2c08.png", "basn3p04.png",
+                "basn4a08.png", "basn6a08.png", "ibasn0g08.png")
+# zlib's library units, as its Makefile's OBJZ and OBJG list them.
+ZLIB_UNITS = ("adler32.c", "crc32.c", "deflate.c", "infback.c", "inffast.c", "inflate.c",
+              "inftrees.c", "trees.c", "zutil.c", "compress.c", "uncompr.c", "gzclose.c",
+              "gzlib.c", "gzread.c", "gzwrite.c")
 
 
-def sample_builds(sample: str) -> tuple[Path, Path, Path, tuple[str, ...]]:
-    """The sample's plain and labelled project builds, its seeds, its arguments."""
-    source = REPO / "samples" / sample / f"{sample}.c"
+def project_builds(name: str, sources: list[Path],
+                   flags: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """A program's plain and labelled ffcc project builds (WORK/cost-NAME-plain/ and
+    -labelled/), fresh, each the program its build record names."""
+    WORK.mkdir(parents=True, exist_ok=True)
     builds = []
-    for name, flags in (("plain", ()), ("labelled", LABELS)):
-        out = WORK / f"cost-{sample}-{name}"
-        subprocess.run(["ffcc", *flags, "-O2", "-o", f"{out}/", str(source)], check=True,
-                       capture_output=True)
-        builds.append(out / sample)
-    return builds[0], builds[1], REPO / "samples" / sample / "seeds", ("@@",)
+    for kind, labels in (("plain", ()), ("labelled", LABELS)):
+        out = WORK / f"cost-{name}-{kind}"
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run(["ffcc", *labels, "-O2", *flags, *map(str, sources), "-o", f"{out}/"],
+                       check=True, capture_output=True)
+        builds.append(out / json.loads((out / BUILD_RECORD).read_text())["program"])
+    return builds[0], builds[1]
 
 
-def harness_builds(name: str) -> tuple[Path, Path, Path, tuple[str, ...]]:
+def sample_builds(sample: str) -> Builds:
+    """The sample's plain and labelled project builds, its seeds, its arguments."""
+    folder = REPO / "samples" / sample
+    return (*project_builds(sample, [folder / f"{sample}.c"]), folder / "seeds", ("@@",))
+
+
+def zlib_seeds() -> Path:
+    """A few gzip files: text at levels 9 and 1, bytes stored (level 0), a header that names
+    a file, two members in one file, an empty member."""
+    out = WORK / "zlib-seeds"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    text = b"zlib held out: " + b"the quick brown fox jumps over the lazy dog\n" * 8
+    (out / "text9.gz").write_bytes(gzip.compress(text, 9, mtime=0))
+    (out / "text1.gz").write_bytes(gzip.compress(text, 1, mtime=0))
+    (out / "stored.gz").write_bytes(gzip.compress(bytes(range(256)), 0, mtime=0))
+    with gzip.GzipFile("named.txt", "wb", 6, (out / "named.gz").open("wb"), mtime=0) as named:
+        named.write(b"a member with FNAME\n")
+    (out / "two.gz").write_bytes(gzip.compress(b"one\n", mtime=0) + gzip.compress(b"two\n", mtime=0))
+    (out / "empty.gz").write_bytes(gzip.compress(b"", mtime=0))
+    return out
+
+
+def zlib_builds() -> Builds:
+    """zlib's minigzip (test/minigzip.c) over zlib's units, Debian's sources, run as
+    ``minigzip -d -c FILE``: it decompresses FILE to standard output (ffuzz's /dev/null;
+    without -c it would write the output next to FILE and delete FILE); gzip seeds."""
+    tree = fetch(ZLIB)
+    sources = [tree / "test" / "minigzip.c", *(tree / unit for unit in ZLIB_UNITS)]
+    return (*project_builds("zlib", sources, (f"-I{tree}",)), zlib_seeds(), ("-d", "-c", "@@"))
+
+
+def libpng_harness() -> Harness:
+    """libpng's oss-fuzz harness over libpng as magma_bench builds it with ffcc, but plain
+    (magma_bench.plain_tree: no Magma patch, no canary), and a few pngsuite images as seeds."""
+    source = str(LIBPNG_MIRROR) if LIBPNG_MIRROR.exists() else magma_bench.DEFAULT_LIBPNG
+    tree = magma_bench.plain_tree(source)
+    seeds = WORK / "libpng-seeds"
+    shutil.rmtree(seeds, ignore_errors=True)
+    seeds.mkdir(parents=True)
+    for name in LIBPNG_SEEDS:
+        shutil.copyfile(tree / "contrib" / "pngsuite" / name, seeds / name)
+    # The harness calls malloc and free without <stdlib.h> (Magma's setup patch adds it);
+    # every libpng unit includes it anyway.
+    return Harness("libpng", tuple(magma_bench.ffcc_sources(tree)),
+                   (f"-I{tree}", "-include", "stdlib.h"), seeds, magma_bench.FFCC_LIBS)
+
+
+def harness_builds(name: str) -> Builds:
     """A libFuzzer harness's plain and labelled project builds, its seeds, no arguments."""
-    h = harness(name)
+    h = libpng_harness() if name == "libpng" else harness(name)
     return (build_harness(h, "ffuzz", (), f"cost-{name}-plain"),
             build_harness(h, "ffuzz", LABELS, f"cost-{name}-labelled"), h.seeds, ())
 
 
+def target_builds(target: str) -> Builds:
+    """The target's builds, seeds and arguments (a sample, a harness or a program)."""
+    if target in HARNESSES:
+        return harness_builds(target)
+    if target == "zlib":
+        return zlib_builds()
+    return sample_builds(target)
+
+
 def quarter_rates(out: Path) -> list[float]:
-    """Executions per second in each quarter of a campaign, from its plot_data rows."""
+    """Executions per second in each quarter of a campaign, from its plot_data rows (one
+    every few seconds and one at exit): total executions at the quarters' ends interpolated
+    between rows, so that a campaign of only a few rows has a rate in every quarter."""
     rows = [line.split(", ") for line in (out / "default" / "plot_data").read_text().splitlines()
             if not line.startswith("#")]
-    points = [(float(row[0]), int(row[11])) for row in rows]
-    end = points[-1][0]
-    rates = []
-    for quarter in range(QUARTERS):
-        start, stop = end * quarter / QUARTERS, end * (quarter + 1) / QUARTERS
-        inside = [p for p in points if start <= p[0] <= stop] or [points[-1]]
-        first = max((p for p in points if p[0] <= start), default=(0.0, 0))
-        last = inside[-1]
-        rates.append((last[1] - first[1]) / max(last[0] - first[0], 1e-9))
-    return rates
+    times, totals = [float(row[0]) for row in rows], [int(row[11]) for row in rows]
+    ends = [times[-1] * quarter / QUARTERS for quarter in range(QUARTERS + 1)]
+    execs = numpy.interp(ends, times, totals)
+    return [float(execs[q + 1] - execs[q]) / max(ends[q + 1] - ends[q], 1e-9)
+            for q in range(QUARTERS)]
 
 
 def measure(target: str, seconds: float, runs: int) -> dict[str, list[list[float]]]:
     """Quarter rates of every run of each build, the builds alternating."""
-    plain, labelled, seeds, args = (harness_builds(target) if target in HARNESSES
-                                    else sample_builds(target))
+    plain, labelled, seeds, args = target_builds(target)
     rates: dict[str, list[list[float]]] = {"plain": [], "labelled": []}
     for run in range(runs):
         order = [("plain", plain), ("labelled", labelled)]
@@ -103,8 +186,12 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--targets", default="temperature,boundaries,cjson",
-                        help=f"comma-separated, from {', '.join((*SAMPLES, *HARNESSES))}")
+                        help="comma-separated, from "
+                             f"{', '.join((*SAMPLES, *HARNESSES, *PROGRAMS))}")
     args = parser.parse_args()
+    unknown = set(args.targets.split(",")) - {*SAMPLES, *HARNESSES, *PROGRAMS}
+    if unknown:
+        parser.error(f"unknown target: {', '.join(sorted(unknown))}")
     for target in args.targets.split(","):
         print(report(target, measure(target, args.seconds, args.runs)), flush=True)
     return 0

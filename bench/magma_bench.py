@@ -123,6 +123,8 @@ CANARY = re.compile(rb"^MAGMA (reached|triggered) (\w+)$", re.M)
 LIBPNG_UNITS = ("png.c", "pngerror.c", "pngget.c", "pngmem.c", "pngpread.c", "pngread.c",
                 "pngrio.c", "pngrtran.c", "pngrutil.c", "pngset.c", "pngtrans.c", "pngwio.c",
                 "pngwrite.c", "pngwtran.c", "pngwutil.c")
+# What ffcc's project builds link the harness with (the C driver links the C++ harness).
+FFCC_LIBS = ("-lz", "-lm", "-lstdc++")
 HEADER_NAME = "ffcc_magma_canary.h"
 DRIVER_NAME = "ffcc_magma_oracle_main.c"
 
@@ -263,13 +265,24 @@ def prepare_tree(magma: str, libpng: str, rebuild: bool) -> Target:
     if (tree / ".prepared").exists():
         write_support(tree)
         return result
-    shutil.rmtree(tree, ignore_errors=True)
-    tree.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(lroot / "tree", tree, symlinks=True)
     patches = [*sorted((target / "patches" / "setup").glob("*.patch")),
                *sorted((target / "patches" / "bugs").glob("*.patch"))]
     if [p.stem for p in patches if p.parent.name == "bugs"] != list(BUGS):
         raise BenchError(f"{target}/patches/bugs holds no PNG001-PNG007 patches")
+    make_tree(lroot, tree, patches)
+    write_support(tree)
+    (tree / ".prepared").write_text(json.dumps([p.name for p in patches]) + "\n")
+    return result
+
+
+def make_tree(lroot: Path, tree: Path, patches: list[Path]) -> None:
+    """``tree``: libpng's exported tree (``lroot``, from export()) copied afresh, ``patches``
+    applied as Magma's apply_patches.sh does (%MAGMA_BUG% replaced by the patch's name), and
+    pnglibconf.h made from the (patched) scripts/pnglibconf.dfa by libpng's own
+    scripts/pnglibconf.mak."""
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(lroot / "tree", tree, symlinks=True)
     for patch in patches:
         text = patch.read_text().replace("%MAGMA_BUG%", patch.stem)
         done = subprocess.run(["patch", "-p1", "--no-backup-if-mismatch", "-d", str(tree)],
@@ -282,9 +295,19 @@ def prepare_tree(magma: str, libpng: str, rebuild: bool) -> Target:
         raise BenchError(f"pnglibconf.mak failed: {done.stderr.strip()[-300:]}")
     for step in ("c", "out", "pre", "dfn"):  # the generator's intermediate files
         (tree / f"pnglibconf.{step}").unlink(missing_ok=True)
-    write_support(tree)
-    (tree / ".prepared").write_text(json.dumps([p.name for p in patches]) + "\n")
-    return result
+
+
+def plain_tree(libpng: str) -> Path:
+    """libpng at LIBPNG_COMMIT as it is (no Magma patch, no canary header), pnglibconf.h made
+    from libpng's default options, made once in CACHE/libpng/plain-<commit>/tree: libpng
+    itself for benchmarks other than this one (``libpng``: a git repository, URL or path)."""
+    lroot = export(libpng, LIBPNG_COMMIT, (), "libpng")
+    commit = (lroot / "COMMIT").read_text().strip()
+    tree = CACHE / "libpng" / f"plain-{commit[:12]}" / "tree"
+    if not (tree / ".prepared").exists():
+        make_tree(lroot, tree, [])
+        (tree / ".prepared").write_text("[]\n")
+    return tree
 
 
 def write_support(tree: Path) -> None:
@@ -300,6 +323,12 @@ def library_sources(tree: Path) -> list[Path]:
     """libpng's units, as its Makefile.am lists them (no ARM, MIPS, PowerPC or Intel code:
     off by default on x86-64 with neither PNG_INTEL_SSE nor --enable-intel-sse)."""
     return [tree / name for name in LIBPNG_UNITS]
+
+
+def ffcc_sources(tree: Path) -> list[Path]:
+    """What ffcc builds the harness from: the harness first (ffcc names the program after
+    it), then libpng's units; linked with FFCC_LIBS."""
+    return [tree / HARNESS_SOURCE, *library_sources(tree)]
 
 
 # --- builds -------------------------------------------------------------------------------
@@ -383,10 +412,8 @@ def build_target(target: Target, name: str, aflpp: Path) -> Path:
     env = {**ENV, "AFL_QUIET": "1", **dict(build.env)}
     started = time.monotonic()
     if build.kind == "ffcc":
-        # The harness first: ffcc names the program after it.
-        run_quiet(["ffcc", *build.flags, *common_flags(tree), str(tree / HARNESS_SOURCE),
-                   *map(str, library_sources(tree)), "-lz", "-lm", "-lstdc++", "-o",
-                   f"{out / 'project'}/"], env)
+        run_quiet(["ffcc", *build.flags, *common_flags(tree), *map(str, ffcc_sources(tree)),
+                   *FFCC_LIBS, "-o", f"{out / 'project'}/"], env)
         project = out / "project"
         binary = project / json.loads((project / BUILD_RECORD).read_text())["program"]
     elif build.kind == "afl":
