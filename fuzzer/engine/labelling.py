@@ -65,9 +65,12 @@ class Labelling:
         return self.retirement.exclude(hits) if self.retirement is not None else hits
 
     def keep_compiled_out(self, virgin: np.ndarray) -> None:
-        """On a lean build, the labels it compiled out after they were covered stay covered."""
+        """On a lean build, the labels it compiled out after they were covered stay covered,
+        and every label it compiled out stays retired (a rebuild leaves it out again)."""
         if self.lean is not None:
             self.lean.keep_covered(virgin)
+            if self.retirement is not None:
+                self.retirement.retire_ids(self.lean.compiled_out.keys())
 
     def lean_step(self, virgin: np.ndarray, status: Status) -> Path | None:
         """Start a lean rebuild when one is due, or collect the one running: the build to go

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from enum import Enum
 
@@ -135,10 +135,22 @@ class Retirement:
         elif self._stalled(now):
             newly = ~self.retired
             self.given_up = True
+        self._retire(newly)
+        return self._label_indices[newly]
+
+    def retire_ids(self, ids: Collection[int]) -> None:
+        """Retire the labels with these ids whatever their coverage: the ones the running
+        lean build compiled out, which no run can hit and the next rebuild must leave out
+        again."""
+        wanted = set(ids)
+        sites = self.labels.sites
+        self._retire(np.array([sites[slot].label in wanted for slot in self._slots.tolist()],
+                              dtype=bool) & ~self.retired)
+
+    def _retire(self, newly: np.ndarray) -> None:
         self.region[self._slots[newly]] = 1
         self.retired |= newly
         self.closed_now = self._close_gates(newly)
-        return self._label_indices[newly]
 
     def _stalled(self, now: float) -> bool:
         return (self._stall_seconds is not None and not self.given_up

@@ -13,6 +13,7 @@ is always one flag away (`--schedule afl`):
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from enum import Enum
 from typing import Any
@@ -30,6 +31,10 @@ class Selection:
     target: int | None = None
     use_mask: bool = False
     deterministic_allowed: bool = True
+
+
+# One walk's select: (entry, queue, cycle, rng) -> the selection or None.
+Chooser = Callable[[QueueEntry, Queue, int, random.Random], Selection | None]
 
 
 def rarity_cutoff(hits: np.ndarray) -> int:
@@ -147,16 +152,23 @@ class Scheduler:
         hits: FairFuzz numHits per map index, zero outside the queue's coverage
         (queue_hits); labels_from: the first map index of the label region, if any."""
         queue.cull()
+        choose = self.chooser(hits, labels_from)
         cursor = self.cursor
         for _ in range(len(queue)):
             if cursor.position >= len(queue):
                 self._start_cycle()
             entry = queue[cursor.position]
             cursor.position += 1
-            selection = self.select(entry, queue, hits, cursor.cycle, rng, labels_from)
+            selection = choose(entry, queue, cursor.cycle, rng)
             if selection is not None:
                 return selection
         return None
+
+    def chooser(self, hits: np.ndarray, labels_from: int | None) -> Chooser:
+        """`select` for one walk over the queue, the hit counts fixed: a scheduler computes
+        what they say once per walk, not once per entry it considers."""
+        return lambda entry, queue, cycle, rng: self.select(entry, queue, hits, cycle, rng,
+                                                            labels_from)
 
     def state(self) -> dict[str, Any]:
         """What a resumed campaign needs to walk on where this one was (JSON types)."""
@@ -290,15 +302,23 @@ class FairFuzzScheduler(Scheduler):
 
     def select(self, entry: QueueEntry, queue: Queue, hits: np.ndarray, cycle: int,
                rng: random.Random, labels_from: int | None = None) -> Selection | None:
+        return self.chooser(hits, labels_from)(entry, queue, cycle, rng)
+
+    def chooser(self, hits: np.ndarray, labels_from: int | None) -> Chooser:
+        if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
+            hits = hits.copy()
+            hits[np.fromiter(self.blacklist, np.int64)] = 0
+        cutoffs = self.cutoffs(hits, labels_from)
+        return lambda entry, queue, cycle, rng: self._choose(entry, queue, hits, cutoffs,
+                                                             cycle, rng)
+
+    def _choose(self, entry: QueueEntry, queue: Queue, hits: np.ndarray,
+                cutoffs: RarityCutoffs, cycle: int, rng: random.Random) -> Selection | None:
         if self.bootstrapping:
             if not afl_wants(entry, queue, cycle, rng):
                 return None
             no_det = self.bootstrap is Bootstrap.UNTIL_NEW_BRANCH_NO_DET
             return Selection(entry, deterministic_allowed=not no_det)
-        if self.blacklist:  # blacklisted branches are neither targets nor the rarity yardstick
-            hits = hits.copy()
-            hits[np.fromiter(self.blacklist, np.int64)] = 0
-        cutoffs = self.cutoffs(hits, labels_from)
         rare = cutoffs.rare(entry.edges, hits)
         if not len(rare):
             return None

@@ -15,6 +15,7 @@ from forkserver_client import ForkServer, SharedMap, hello_map_size
 from helpers import REPO, ffcc, sample_inputs, sample_sources
 
 from ffcc.fuzzer.engine import retire
+from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
 from ffcc.fuzzer.engine.retire import Retirement, RetirePolicy
 from ffcc.instrument.labels import COUNT_FORM, GATE_FORM, GROUP_FORM, GROUPS_AS_LABELS, NO_GATES
@@ -271,3 +272,26 @@ def test_a_covered_label_counts_until_its_turn_as_a_target_unless_it_is_common()
                 (policy, targeted)
         finally:
             retirement.close()
+
+
+def test_the_labels_a_lean_build_compiled_out_stay_retired() -> None:
+    """A campaign going on with a lean build retires what that build compiled out, covered
+    or not, so that the next rebuild leaves it out again (it used to bring them back: lean
+    build 2 of a cJSON campaign held the 439 labels lean build 1 had compiled out)."""
+    labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
+
+    class Lean:
+        compiled_out = {1: True, 3: False}
+
+        def keep_covered(self, virgin: np.ndarray) -> None:
+            virgin[24 + 1] = 0
+
+    retirement = Retirement.for_target(RetirePolicy.RARE, labels)
+    assert retirement is not None
+    try:
+        virgin = np.full(32, 0xFF, np.uint8)
+        Labelling(labels, retirement=retirement, lean=Lean()).keep_compiled_out(virgin)  # type: ignore[arg-type]
+        assert retirement.retired_ids() == {1, 3} and virgin[25] == 0
+        assert list(np.flatnonzero(retirement.region)) == [1, 3]
+    finally:
+        retirement.close()
