@@ -122,22 +122,18 @@ def speculation(cursor: Cursor, unit: Unit) -> Speculation:
     """The evaluation of a skipped operand for labels only: 0/1, or UNKNOWN when its guards
     fail. Guards and operand read opaque copies of the variables they use."""
     sources: dict[str, tuple[str, str, Cursor]] = {}  # source text -> (copy name, initializer, node)
-    in_memory: set[str] = set()
-    rename: Rename = {}
+    copies = _Copies(unit)
     for node in _scalar_reads(cursor, unit):
         source = unit.flat_text(node)
         if source is None:  # no text to copy: read as it is, like macro text
             continue
-        name = sources.setdefault(source, (f"__ffcc_v{len(sources)}",
-                                           promoted(source, is_bitfield_ref(node)), node))[0]
-        if not in_register(canonical_kind(node)):
-            in_memory.add(name)
-        start, end = unit.span(node)
-        rename[start] = (end, name)
-    text = unit.flat_text(cursor, rename)
+        copies.read(node, sources.setdefault(source, (f"__ffcc_v{len(sources)}",
+                                                      promoted(source, is_bitfield_ref(node)),
+                                                      node))[0])
+    text = unit.flat_text(cursor, copies.rename)
     assert text is not None  # safety.readable asked for it
-    guard = " && ".join(guards(cursor, unit, rename) or ())
-    return Speculation(guard, text, tuple(sources.values()), frozenset(in_memory))
+    guard = " && ".join(guards(cursor, unit, copies.rename) or ())
+    return Speculation(guard, text, tuple(sources.values()), frozenset(copies.in_memory))
 
 
 def reread(cursor: Cursor, unit: Unit, prefix: str) -> str | None:
@@ -147,23 +143,35 @@ def reread(cursor: Cursor, unit: Unit, prefix: str) -> str | None:
     between label and program, and gcc fuses a product into a multiply-add only where the
     product has no other use. None when a read is a bit-field (its copy has no type to spell
     the same way in gcc and clang) or has no text."""
-    rename: Rename = {}
     pairs: list[tuple[str, str]] = []
-    in_memory: set[str] = set()
+    reads = _Copies(unit)
     for node in _scalar_reads(cursor, unit):
         source = unit.flat_text(node)
         if source is None or is_bitfield_ref(node):
             return None
-        name = f"{prefix}{len(pairs)}"
-        pairs.append((name, source))
-        if not in_register(canonical_kind(node)):
-            in_memory.add(name)
-        start, end = unit.span(node)
-        rename[start] = (end, name)
-    text = unit.flat_text(cursor, rename)
+        pairs.append((f"{prefix}{len(pairs)}", source))
+        reads.read(node, pairs[-1][0])
+    text = unit.flat_text(cursor, reads.rename)
     if text is None:
         return None
-    return f"({{ {copies(pairs, in_memory)} {text}; }})" if pairs else text
+    return f"({{ {copies(pairs, reads.in_memory)} {text}; }})" if pairs else text
+
+
+class _Copies:
+    """The opaque copies an expression is read from: which read each replaces (the renaming
+    of its text) and which copies must live in memory (their type has no register)."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.rename: Rename = {}
+        self.in_memory: set[str] = set()
+
+    def read(self, node: Cursor, name: str) -> None:
+        """``node`` reads the copy ``name``."""
+        if not in_register(canonical_kind(node)):
+            self.in_memory.add(name)
+        start, end = self.unit.span(node)
+        self.rename[start] = (end, name)
 
 
 def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:
