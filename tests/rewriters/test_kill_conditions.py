@@ -82,15 +82,16 @@ TYPES = {
               ("0.0f", "1.0f", "-1.0f", "2.0f", "0.5f"), "0.0f"),
 }
 
-HEAD = r"""#define _GNU_SOURCE
+INCLUDES = r"""#define _GNU_SOURCE
 #include <fenv.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-static unsigned char hits[%(labels)d + 1];
-#define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
+"""
+# The label macros as ffcc's runtime header would define them, a label setting its byte of hits[].
+LABEL_MACROS = r"""#define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
 #define __FFCC_COMPARE(a, b, asked, labels) labels
 #define __FFCC_COUNTS(asked, labels, ...) labels
 #define __FFCC_LAUNDER_COMPARED(x) __asm__ volatile("" : "+r"(x))
@@ -98,6 +99,7 @@ static unsigned char hits[%(labels)d + 1];
 #define __FFCC_GATE_OPEN(g)
 #define __FFCC_GATE_CLOSE(g)
 """
+HEAD = INCLUDES + "static unsigned char hits[%(labels)d + 1];\n" + LABEL_MACROS
 # What the annotated file declares before its functions.
 TYPEDEFS = ("#include <float.h>\n#include <limits.h>\n#include <math.h>\ntypedef %s t;\n"
             "typedef __typeof__((t)0 + (t)0) r;  /* the arithmetic result type */\n")
@@ -268,29 +270,32 @@ def sites(type_name: str) -> list[Site]:
         add(op.replace("x", "a"), ("a",), "idr", op, "a", value="a")
     add("-a", ("a",), "uod", "-", "a")
     for site in found:
-        site.mutants = _mutants(site, floating)
+        site.mutants = registry_mutants(site, floating)
     return found
 
 
-def _mutants(site: Site, floating: bool) -> list[tuple[str, str]]:
-    """(operator id, ABS operand) of every mutant the registry has for a site."""
+def registry_mutants(site: Site, floating: bool, variables: tuple[str, ...] = ("a", "b")
+                     ) -> list[tuple[str, str]]:
+    """(operator id, ABS operand) of every mutant the registry has for a site; ``floating``:
+    an operand is floating (no ``%``); ``variables``: the operand texts that are not constants
+    (ABS mutates those)."""
     if site.kind == "cor":
         return [(m.id, "") for m in COR_OF[site.op]]
     if site.kind == "idr":
         return [(m.id, "") for m in IDR_OF[site.op]]
     if site.kind == "uod":
-        return [(UOD_ID, "")] + [(id, "a") for id in ABS_IDS]
+        return [(UOD_ID, "")] + [(id, site.right) for id in ABS_IDS]
     if site.kind == "bor":
         return [(m.id, "") for m in BOR_OF[site.op]]
     if site.kind == "asr":
         found = [(m.id, "") for m in ASR_OF[site.op] if not (floating and m.mutant == "%=")]
-        if site.op[:-1] in ARITHMETIC and site.right == "b":
-            found += [(id, "b") for id in ABS_IDS]
+        if site.op[:-1] in ARITHMETIC and site.right in variables:
+            found += [(id, site.right) for id in ABS_IDS]
         return found
     table = ROR_OF if site.kind == "ror" else AOR_OF
     found = [(m.id, "") for m in table[site.op] if not (floating and m.mutant == "%")]
     left, right = site.text.split(f" {site.op} ", 1)
-    return found + [(id, operand) for operand in (left, right) if operand in ("a", "b")
+    return found + [(id, operand) for operand in (left, right) if operand in variables
                     for id in ABS_IDS]
 
 
@@ -390,60 +395,97 @@ def shift_grid(type_name: str) -> list[str]:
 
 def label_indices(type_name: str, annotation) -> dict[tuple[str, str, str], int]:
     """(site, operator id, ABS operand) -> label index, from the records."""
-    by_function = {f"f{site.name}": site for site in sites(type_name)}
+    return indices_by_site({f"f{site.name}": site for site in sites(type_name)}, annotation)
+
+
+def indices_by_site(by_function: dict[str, Site], annotation) -> dict[tuple[str, str, str], int]:
+    """(site, operator id, ABS operand) -> label index; ``by_function``: the site of each
+    labelled function. An ABS label's operand is the variable its predicate reads (``a``,
+    ``b``, a bit-field ``a.x``), or ``(b > 0)``."""
     found = {}
     for label in annotation.labels:
         site = by_function[label.function]
         operand = ""
         if label.operator in ABS_IDS:
             operand = "(b > 0)" if "(b > 0)" in label.predicate else re.search(
-                r"\b[ab]\b", label.predicate).group()
+                r"\b[ab](?:\.x)?\b", label.predicate).group()
         assert (site.name, label.operator, operand) not in found, label
         found[(site.name, label.operator, operand)] = label.index
     return found
 
 
+@dataclass
+class Rows:
+    """What a site's program says at each grid point where the original is defined."""
+
+    site: Site
+    points: list[str] = field(default_factory=list)  # each point, as a failure names it
+    truths: list[int] = field(default_factory=list)  # the site's value, for a comparison
+    differs: list[list[int]] = field(default_factory=list)  # per mutant: 1, 0, -1 (undefined)
+    hits: list[list[int]] = field(default_factory=list)  # per mutant: 1, 0, 2 (no label)
+    live: set[int] = field(default_factory=set)  # mutants a denser search shows not constant
+
+    def __post_init__(self) -> None:
+        if not self.differs:
+            self.differs = [[] for _ in self.site.mutants]
+            self.hits = [[] for _ in self.site.mutants]
+
+
+def judge(rows: Rows, excused: frozenset[tuple[str, str]] = frozenset()
+          ) -> list[tuple[int, str, str]]:
+    """(mutant's position, rule, failure) for each rule a site breaks (the module's docstring):
+    "kill", a label firing where its mutant does not differ or not firing where it does;
+    "unlabelled", a live mutant with no label whose objective no other one shows (unless
+    ``excused``: (operator id, ABS operand) of mutants left out on purpose); "trivial", a
+    label constant at a generic site."""
+    site, failures = rows.site, []
+    for position, (operator_id, operand) in enumerate(site.mutants):
+        if rows.hits[position] == rows.differs[position]:
+            continue  # fires exactly where it differs (the common case, at C speed)
+        for point, differ, hit in zip(rows.points, rows.differs[position], rows.hits[position]):
+            if hit != 2 and differ != -1 and differ != hit:
+                failures.append((position, "kill", f"{operator_id} {operand} kill {hit} but "
+                                                   f"differs {differ}: {point}"))
+    if not rows.points:
+        return failures
+    for position, (operator_id, operand) in enumerate(site.mutants):
+        values = rows.differs[position]
+        defined = {d for d in values if d != -1}
+        if rows.hits[position][0] == 2:  # no label: constant, or an emitted label's objective
+            emitted = [hits for hits in rows.hits if hits[0] != 2]
+            if site.kind == "ror":  # a constant mutant is killed where the branch goes the other way
+                emitted += [rows.truths, [1 - t for t in rows.truths]]
+            alike = any(all(d in (-1, h) for d, h in zip(values, other)) for other in emitted)
+            if len(defined) > 1 and not alike and (operator_id, operand) not in excused:
+                failures.append((position, "unlabelled", f"no label for live mutant {operator_id} "
+                                                         f"{operand} at {site.name} `{site.text}`"))
+        elif site.generic and len(defined) < 2 and position not in rows.live:
+            failures.append((position, "trivial", f"trivial label {operator_id} {operand} at "
+                                                  f"{site.name} `{site.text}`: differs {defined} "
+                                                  "everywhere"))
+    return failures
+
+
 def check_output(type_name: str, output: str, labelled_sites: set[str]) -> list[str]:
     by_name = {site.name: site for site in sites(type_name)}
-    differs: dict[tuple[str, int], list[int]] = {}
-    hits: dict[tuple[str, int], list[int]] = {}
-    truths: dict[str, list[int]] = {}  # a relational site's own value
+    found: dict[str, Rows] = {}
     failures = []
     for line in output.splitlines():
         name, i, j, env_differs, result_differs, truth, cells = line.split(" ", 6)
-        site = by_name[name]
-        point = f"{name} `{site.text}` at grid[{i}], grid[{j}]"
+        rows = found.get(name) or found.setdefault(name, Rows(by_name[name]))
+        point = f"{name} `{rows.site.text}` at grid[{i}], grid[{j}]"
         if env_differs != "0":
             failures.append(f"floating-point flags differ: {point}")
         if result_differs != "0":
             failures.append(f"result differs: {point}")
+        rows.points.append(point)
+        rows.truths.append(int(truth))
         for position, cell in enumerate(cells.rstrip(",").split(",")):
-            differ, hit = int(cell[:-1]), int(cell[-1])
-            operator_id, operand = site.mutants[position]
-            if hit != 2 and differ != -1 and differ != hit:
-                failures.append(f"{operator_id} {operand} kill {hit} but differs {differ}: "
-                                f"{point}")
-            differs.setdefault((name, position), []).append(differ)
-            hits.setdefault((name, position), []).append(hit)
-        truths.setdefault(name, []).append(int(truth))
-    for name in labelled_sites - {name for name, _ in differs}:
+            rows.differs[position].append(int(cell[:-1]))
+            rows.hits[position].append(int(cell[-1]))
+    for name in labelled_sites - set(found):
         failures.append(f"labels at {name} `{by_name[name].text}`, never defined on the grid")
-    for (name, position), values in differs.items():
-        site = by_name[name]
-        operator_id, operand = site.mutants[position]
-        defined = {d for d in values if d != -1}
-        if hits[name, position][0] == 2:  # no label: constant, or an emitted label's objective
-            emitted = [hits[name, p] for p in range(len(site.mutants)) if hits[name, p][0] != 2]
-            if site.kind == "ror":  # a constant mutant is killed where the branch goes the other way
-                emitted += [truths[name], [1 - t for t in truths[name]]]
-            alike = any(all(d in (-1, h) for d, h in zip(values, other)) for other in emitted)
-            if len(defined) > 1 and not alike:
-                failures.append(f"no label for live mutant {operator_id} {operand} at {name} "
-                                f"`{site.text}`")
-        elif site.generic and len(defined) < 2:
-            failures.append(f"trivial label {operator_id} {operand} at {name} `{site.text}`: "
-                            f"differs {defined} everywhere")
-    return failures
+    return failures + [failure for rows in found.values() for _, _, failure in judge(rows)]
 
 
 @pytest.mark.parametrize("cc", COMPILERS)
