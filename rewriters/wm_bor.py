@@ -17,6 +17,10 @@ decides it exactly from a constant operand, or one with few values, and the othe
 ``~e -> e`` (Mull's bitwise group) always differs (no integer equals its complement), so it is
 no label: edge coverage shows it is killed.
 
+An operand that is a bit-field wider than int (gcc's ``unsigned long long x:40``) leaves the
+site's mutants out: gcc computes ``& | << >>`` on it in the field's 40 bits, clang in 64, and
+one label text cannot say both (wm_operands.Operand.wide_bitfield).
+
 ``bitwise_kill`` also serves compound assignments (wm_asr.py), where only the low bits of the
 object assigned count.
 """
@@ -45,6 +49,9 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         if site.form != BINARY or not mutants or result not in UNSIGNED_SPELLING:
             continue
         left, right = operands(site)
+        if left.wide_bitfield or right.wide_bitfield:  # gcc computes in the field's width
+            emit.left_out(len(mutants))
+            continue
         computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
         for operator in mutants:
             kill = bitwise_kill(operator, left, right, computed)
