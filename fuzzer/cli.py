@@ -158,7 +158,7 @@ Other commands (each has --help):
                    "10 minutes (stall); or never.")
 @click.option("--rebuild-retired", metavar="SECONDS|off",
               help="Once the running build has run SECONDS (twice as long after each rebuild) "
-                   "and a tenth of its labels were retired, rebuild the labelled target "
+                   "and a tenth of its covered labels were retired, rebuild the labelled target "
                    "without its retired labels and go on with that build. Default: 15 where "
                    "the target is an ffcc project build (ffcc -o build/ ...), else off.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1),

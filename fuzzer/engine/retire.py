@@ -75,6 +75,8 @@ class Retirement:
         self._last_cover = clock()
         self.given_up = False  # the labels left were retired uncovered
         self._slots = np.flatnonzero([site is not None for site in labels.sites])
+        self._ids = np.array([site.label for site in labels.sites if site is not None],
+                             dtype=np.int64)  # each slot's label id
         self.retired = np.zeros(len(self._slots), dtype=bool)
         self._seen = np.zeros(len(self._slots), dtype=bool)  # covered, retired or not
         self._label_indices = self._slots  # map indices, once the map's size is known
@@ -105,12 +107,11 @@ class Retirement:
 
     def retired_ids(self) -> set[int]:
         """Ids of the retired labels."""
-        sites = self.labels.sites
-        return {sites[slot].label for slot in self._slots[self.retired].tolist()}
+        return set(self._ids[self.retired].tolist())
 
-    def since_cover(self) -> float:
-        """Seconds since a label was last covered (or since the segment was made)."""
-        return self._clock() - self._last_cover
+    def covered_ids(self) -> set[int]:
+        """Ids of the labels the queue covered, retired or not."""
+        return set(self._ids[self._seen].tolist())
 
     def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None,
                        targeted: np.ndarray | None = None) -> np.ndarray:
@@ -142,10 +143,7 @@ class Retirement:
         """Retire the labels with these ids whatever their coverage: the ones the running
         lean build compiled out, which no run can hit and the next rebuild must leave out
         again."""
-        wanted = set(ids)
-        sites = self.labels.sites
-        self._retire(np.array([sites[slot].label in wanted for slot in self._slots.tolist()],
-                              dtype=bool) & ~self.retired)
+        self._retire(np.isin(self._ids, np.fromiter(ids, np.int64)) & ~self.retired)
 
     def _retire(self, newly: np.ndarray) -> None:
         self.region[self._slots[newly]] = 1

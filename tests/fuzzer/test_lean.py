@@ -114,8 +114,9 @@ def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
 
 
 def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
-    """Without --rebuild-retired a project build gets lean rebuilds after 15 s without a
-    newly covered label; a build ffcc cannot rebuild runs as it is; off turns them off."""
+    """Without --rebuild-retired a project build gets lean rebuilds every 15 s (doubling);
+    a build ffcc cannot rebuild runs as it is; off turns them off.  A rebuild is due once a
+    tenth of the covered labels are retired, however many labels were never covered."""
     project = project_build(tmp_path)
     ffcc("--wm", "-o", str(tmp_path / "single"), *sample_sources("boundaries"), cwd=REPO)
     single = tmp_path / "single"
@@ -130,6 +131,21 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
     assert lean_for(single, None) is None
     assert lean_for(project, "off") is None
     assert lean_for(project, "2.5").period == 2.5  # type: ignore[union-attr]
+
+    class Retired:
+        def __init__(self, retired: set[int], covered: set[int]) -> None:
+            self.retired, self.covered = retired, covered
+
+        def retired_ids(self) -> set[int]:
+            return self.retired
+
+        def covered_ids(self) -> set[int]:
+            return self.covered
+
+    now = lean_for(project, "0")
+    assert now is not None and len(now.database.labels) > 100
+    assert now._due(Retired({0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))  # type: ignore[arg-type]
+    assert not now._due(Retired({0}, set(range(11))))  # type: ignore[arg-type]
     with pytest.raises(FuzzerError, match="no ffcc project build"):
         lean_for(single, "60")
     for wrong in ("soon", "-1", "inf"):
