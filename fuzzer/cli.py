@@ -153,7 +153,8 @@ Other commands (each has --help):
 @click.option("--retire", type=click.Choice([p.value for p in RetirePolicy]),
               default=RetirePolicy.RARE.value, show_default=True,
               help="When a label stops counting: once the queue covers it and it had its turn "
-                   "as a FairFuzz target, or is hit as often as a common edge (rare); once "
+                   "as a FairFuzz target (a minute at most), or is hit as often as a common "
+                   "edge (rare); once "
                    "covered (first); as rare, and every label left once none was covered for "
                    "10 minutes (stall); or never.")
 @click.option("--rebuild-retired", metavar="SECONDS|off",

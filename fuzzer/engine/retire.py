@@ -7,7 +7,8 @@ again, in the running forkserver, its batches and every later child, with no Pyt
 execution.  Between queue entries the campaign retires the labels its queue has covered
 and that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
 label few inputs hit is a rare branch, the target FairFuzz exists for, so it keeps counting
-until a selection aimed at it, or until it is hit as often as a common edge; ``first``
+until a selection aimed at it (a minute at most), or until it is hit as often as a common
+edge; ``first``
 retires on cover): they leave FairFuzz's rarity computation (a label that no longer counts
 would look rarer and rarer), and their coverage stays recorded in the virgin map, the queue
 entries and every report.  Rarity alone cannot say when: FairFuzz's cutoff follows the least
@@ -44,6 +45,10 @@ from ffcc.runtime.abi import NAMES
 
 ENV_NAME = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
 STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases.py)
+# How long a covered label may wait for its turn as a target: on a target where each
+# selection is slow (libpng's harness: 2 a second, 2,810 labels covered in 150 s) the turns
+# never all come, and a label waiting costs every execution that runs it.
+TURN_WINDOW = 60.0
 
 
 def common_level(edge_hits: np.ndarray) -> float:
@@ -79,6 +84,7 @@ class Retirement:
                              dtype=np.int64)  # each slot's label id
         self.retired = np.zeros(len(self._slots), dtype=bool)
         self._seen = np.zeros(len(self._slots), dtype=bool)  # covered, retired or not
+        self._covered_at = np.zeros(len(self._slots))  # clock() when first covered
         self._label_indices = self._slots  # map indices, once the map's size is known
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
@@ -118,19 +124,24 @@ class Retirement:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
         and, under ``rare`` and ``stall``, that have had their turn as a FairFuzz target
         (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
-        and then covering is enough) or are common: ``hits`` (FairFuzz's rarity input, the
-        retired labels left out) counts more inputs hitting them than the median covered
-        edge.  Under ``stall``, every label left once none was covered for long.  The map
-        indices of those retired now."""
+        and then covering is enough), waited TURN_WINDOW seconds for it, or are common:
+        ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
+        hitting them than the median covered edge.  Under ``stall``, every label left once
+        none was covered for long.  The map indices of those retired now."""
         start = self.labels.region_start(len(virgin))
         self._label_indices = self._slots + start
         covered = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        now = self._clock()
+        first = covered & ~self._seen
+        if first.any():
+            self._covered_at[first] = now
         newly = covered
         if self._while_rare and hits is not None and targeted is not None:
             had_turn = np.isin(self._label_indices, targeted)
-            newly = covered & (had_turn | (hits[self._label_indices] > common_level(hits[:start])))
-        now = self._clock()
-        if (covered & ~self._seen).any():
+            common = hits[self._label_indices] > common_level(hits[:start])
+            waited = now - self._covered_at >= TURN_WINDOW
+            newly = covered & (had_turn | common | waited)
+        if first.any():
             self._seen |= covered
             self._last_cover = now
         elif self._stalled(now):

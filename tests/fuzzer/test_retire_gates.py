@@ -295,3 +295,24 @@ def test_the_labels_a_lean_build_compiled_out_stay_retired() -> None:
         assert list(np.flatnonzero(retirement.region)) == [1, 3]
     finally:
         retirement.close()
+
+
+def test_a_covered_label_waits_a_minute_at_most_for_its_turn() -> None:
+    labels = LabelMap((LabelSite(0), LabelSite(1)), 8)
+    now = [0.0]
+    retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
+    try:
+        virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
+        virgin[[0, 24]], hits[[0, 24]] = 0, (9, 1)
+        nobody = np.zeros(0, np.int64)
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == []
+        now[0] = 30.0
+        virgin[25], hits[25] = 0, 1
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == []
+        now[0] = retire.TURN_WINDOW
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [24], \
+            "the label covered at 0 waited long enough; the one covered at 30 s waits on"
+        now[0] = 30.0 + retire.TURN_WINDOW
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [25]
+    finally:
+        retirement.close()
