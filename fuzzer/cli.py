@@ -154,9 +154,8 @@ Other commands (each has --help):
               default=RetirePolicy.RARE.value, show_default=True,
               help="When a label stops counting: once the queue covers it and it had its turn "
                    "as a FairFuzz target (a minute at most), or is hit as often as a common "
-                   "edge (rare); once "
-                   "covered (first); as rare, and every label left once none was covered for "
-                   "10 minutes (stall); or never.")
+                   "edge (rare); once covered (first); as rare, and every label left once none "
+                   "was covered for 10 minutes (stall); or never.")
 @click.option("--rebuild-retired", metavar="SECONDS|off",
               help="Once the running build has run SECONDS (twice as long after each rebuild) "
                    "and a tenth of its covered labels were retired, rebuild the labelled target "

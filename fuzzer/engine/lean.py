@@ -8,16 +8,16 @@ unlabelled build's speed, against 0.46 with them retired in the segment (bench/r
 With ``--rebuild-retired S`` (by default S = 15 wherever the labelled target can be
 rebuilt), once the running build has run S seconds (lean build N: S * 2**N seconds) and
 labels were retired that it still has (at least a tenth of the covered ones it still has;
-labels still being covered are no reason to wait: only retired ones are compiled out), ffuzz has ffcc
-rebuild the labelled target (an ffcc project build: its directory holds ffcc-build.json)
-into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
---retired=FILE``). The build runs beside the campaign at low priority on any CPU. When it
-succeeds and its label database is the full build's with exactly those labels compiled out,
-the campaign goes on with it as a two-phase campaign goes on with its labelled build: every
-queue entry is calibrated again (the program's edges are numbered anew; label slots stay),
-and the labels it no longer has count as covered where they were. ``cmdline``, reports and
-the label database stay the full build's. ``-i -`` resumes on the newest lean build that
-still matches the full build.
+labels still being covered are no reason to wait: only retired ones are compiled out), ffuzz
+has ffcc rebuild the labelled target (an ffcc project build: its directory holds ffcc-
+build.json) into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out
+(``ffcc --retired=FILE``). The build runs beside the campaign at low priority on any CPU.
+When it succeeds and its label database is the full build's with exactly those labels
+compiled out, the campaign goes on with it as a two-phase campaign goes on with its labelled
+build: every queue entry is calibrated again (the program's edges are numbered anew; label
+slots stay), and the labels it no longer has count as covered where they were. ``cmdline``,
+reports and the label database stay the full build's. ``-i -`` resumes on the newest lean
+build that still matches the full build.
 """
 from __future__ import annotations
 

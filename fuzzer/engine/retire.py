@@ -1,21 +1,20 @@
 """Label retirement: a covered label stops costing the campaign.
 
 The fuzzer offers the target a shared-memory segment laid out as the label region
-(ffcc_protocol.h, Label retirement; its id in FFCC_ENV_RETIRE_SHM_ID).  A label reads its
+(ffcc_protocol.h, Label retirement; its id in FFCC_ENV_RETIRE_SHM_ID). A label reads its
 byte before it counts: once the campaign sets that byte, the label never writes its slot
 again, in the running forkserver, its batches and every later child, with no Python per
-execution.  Between queue entries the campaign retires the labels its queue has covered
-and that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
+execution. Between queue entries the campaign retires the labels its queue has covered and
+that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
 label few inputs hit is a rare branch, the target FairFuzz exists for, so it keeps counting
 until a selection aimed at it (a minute at most), or until it is hit as often as a common
-edge; ``first``
-retires on cover): they leave FairFuzz's rarity computation (a label that no longer counts
-would look rarer and rarer), and their coverage stays recorded in the virgin map, the queue
-entries and every report.  Rarity alone cannot say when: FairFuzz's cutoff follows the least
-hit branch, which a new edge brings back to 1, so nearly every covered label is above it
-at some moment long before it was ever aimed at.  A target
-without ffcc's runtime (AFL++'s) never maps the segment, and every label of a target that
-does not find it counts.
+edge; ``first`` retires on cover): they leave FairFuzz's rarity computation (a label that no
+longer counts would look rarer and rarer), and their coverage stays recorded in the virgin
+map, the queue entries and every report. Rarity alone cannot say when: FairFuzz's cutoff
+follows the least hit branch, which a new edge brings back to 1, so nearly every covered
+label is above it at some moment long before it was ever aimed at. A target without ffcc's
+runtime (AFL++'s) never maps the segment, and every label of a target that does not find it
+counts.
 
 Once every label of a site is retired, the campaign also sets the retirement byte of the
 site's gate (labels.py), and a build whose gates are compiled in (clang on x86-64,
@@ -133,16 +132,15 @@ class Retirement:
         covered = (virgin[self._label_indices] != 0xFF) & ~self.retired
         now = self._clock()
         first = covered & ~self._seen
-        if first.any():
-            self._covered_at[first] = now
         newly = covered
-        if self._while_rare and hits is not None and targeted is not None:
+        if self._while_rare and hits is not None and targeted is not None and covered.any():
+            self._covered_at[first] = now
             had_turn = np.isin(self._label_indices, targeted)
             common = hits[self._label_indices] > common_level(hits[:start])
             waited = now - self._covered_at >= TURN_WINDOW
             newly = covered & (had_turn | common | waited)
         if first.any():
-            self._seen |= covered
+            self._seen |= first
             self._last_cover = now
         elif self._stalled(now):
             newly = ~self.retired
