@@ -93,6 +93,9 @@ struct ffcc_stage {
     const uint8_t *input;     /* the parent */
     uint32_t len;             /* its length */
     uint8_t *mask;            /* len + 1 bytes or NULL; the MASK stage fills it */
+    const int64_t *also;      /* MASK stage: more branches the same probes make masks for, or NULL */
+    uint32_t also_count;      /* how many */
+    uint8_t *also_masks;      /* their masks, also_count x (len + 1) bytes back to back */
     const uint8_t *splice;    /* havoc only: second parents back to back, or NULL */
     const uint32_t *splice_lens; /* their lengths */
     uint32_t splices;         /* how many second parents */

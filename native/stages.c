@@ -22,6 +22,17 @@ static int report(struct ffcc_stage *st, int stop, const uint8_t *buf, uint32_t 
     return stop;
 }
 
+/* The MASK stage's other branches: each one's mask gets the probe's mutation
+ * category where the probe kept that branch hit, as the target's does.
+ * Called per mask probe. */
+static void mark_also(struct ffcc_stage *st, const struct ffcc_result *r, const uint8_t *trace,
+                      uint32_t size)
+{
+    uint8_t *at = st->also_masks + r->pos;
+    for (uint32_t i = 0; i < st->also_count; i++, at += st->len + 1)
+        if ((uint64_t)st->also[i] < size && trace[st->also[i]]) *at |= r->bit;
+}
+
 /* Judge one child that has run.  Returns an FFCC_STOP_* worth reporting or
  * JUDGE_NOTHING; *hit_target tells whether the child hit the stage's target.
  * Called per child of a stage: the hot path. */
@@ -35,6 +46,7 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
     st->execs++;
     *hit_target = st->target >= 0 && (uint64_t)st->target < size && trace[st->target];
     if (*hit_target) st->target_hits++;
+    if (st->also_count && r->bit) mark_also(st, r, trace, size);
     if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, r->data, r->len);
     if (st->flags & FFCC_STAGE_SHADOW) return JUDGE_NOTHING;
     ffcc_count_branch_hits(trace, maps->branch_hits, size);

@@ -43,13 +43,14 @@ from ffcc.fuzzer.engine.energy import (
 )
 from ffcc.fuzzer.engine.executor import Executor, RunStatus
 from ffcc.fuzzer.engine.findings import Findings
+from ffcc.fuzzer.engine.focus import MASKS_PER_PROBE, Focus, FocusCache
 from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import edge_region_end
 from ffcc.fuzzer.engine.mask import empty_mask
 from ffcc.fuzzer.engine.peers import PeerImports, PeerSync
 from ffcc.fuzzer.engine.phases import PhaseSwitch
 from ffcc.fuzzer.engine.progress import Progress
-from ffcc.fuzzer.engine.queue import Focus, Queue, QueueEntry
+from ffcc.fuzzer.engine.queue import Queue, QueueEntry
 from ffcc.fuzzer.engine.scheduler import Scheduler, Selection, queue_hits
 from ffcc.fuzzer.engine.shadow import LOG_NAME, ShadowRow, append_row
 from ffcc.fuzzer.errors import FuzzerError
@@ -117,6 +118,7 @@ class Campaign:
         self.cmplog = cmplog
         self.stop = stop or StopNote()
         self.queue = Queue(executor.map_size)
+        self.focuses = FocusCache()
         self.progress = Progress()
         self.findings = Findings(config, executor, outdir, self.queue, scheduler, self.progress)
         self.corpus = CorpusLoader(executor, outdir, self.queue, scheduler, status,
@@ -199,7 +201,7 @@ class Campaign:
             self.trim(entry)
         data, mask = entry.data, None
         if target is not None and (selection.use_mask or cfg.target_trim):
-            focus = self.focus(entry, target, selection.use_mask)
+            focus = self.focus(selection, target)
             if focus is None:
                 return
             data, mask = focus.data, focus.mask if selection.use_mask else None
@@ -256,16 +258,18 @@ class Campaign:
         row.havoc_plain_execs, row.havoc_plain_hits = plain.execs, plain.target_hits
         return row
 
-    def focus(self, entry: QueueEntry, target: int, with_mask: bool) -> Focus | None:
-        """What to mutate towards target, made once per (entry, target): the entry's bytes
-        or, with FairFuzz -r, a copy without the blocks the target branch does not need
-        (afl-rb trims a private copy in each fuzz_one); and (with_mask) its FairFuzz mask.
-        The queue entry keeps its bytes on disk and in memory, and so every edge it covers:
-        its other edges stay known in the virgin map and top_rated may name it for them.
-        None if the campaign stopped before the mask probes were done."""
-        focus = entry.focus
-        if focus is not None and focus.target == target and (focus.mask is not None
-                                                              or not with_mask):
+    def focus(self, selection: Selection, target: int) -> Focus | None:
+        """What to mutate towards `target`, the selection's, made once per (entry, target) and
+        kept (FocusCache): the entry's bytes or, with FairFuzz -r, a copy without the blocks
+        the target branch does not need (afl-rb trims a private copy in each fuzz_one); and
+        with a mask, FairFuzz's.  Without -r the mask probes make masks for the entry's other
+        rare branches too, for their turns.  The queue entry keeps its bytes on disk and in
+        memory, and so every edge it covers: its other edges stay known in the virgin map
+        and top_rated may name it for them.  None if the campaign stopped before the mask
+        probes were done."""
+        entry = selection.entry
+        focus = self.focuses.get(entry.id, target)
+        if focus is not None and (focus.mask is not None or not selection.use_mask):
             return focus
         data = entry.data
         if self.config.target_trim:
@@ -273,13 +277,19 @@ class Campaign:
             checksum = self.labels.checksum_of(entry, self.executor)
             data, _ = self.executor.trim(entry.data, target, checksum)
         mask = None
-        if with_mask:
-            mask = empty_mask(len(data))
-            if not self.run_stage(stages.mask_probes(data, mask, target, self.block_level),
-                                  entry):
+        if selection.use_mask:
+            also = np.zeros(0, np.int64) if self.config.target_trim else \
+                np.array([b for b in selection.rare if b != target
+                          and (entry.id, int(b)) not in self.focuses][:MASKS_PER_PROBE], np.int64)
+            mask, also_masks = empty_mask(len(data)), np.zeros((len(also), len(data) + 1), np.uint8)
+            if not self.run_stage(stages.mask_probes(data, mask, target, self.block_level,
+                                                     also, also_masks), entry):
                 return None
-        entry.focus = Focus(target, data, mask)
-        return entry.focus
+            for branch, also_mask in zip(also.tolist(), also_masks):
+                self.focuses.put(entry.id, Focus(branch, data, also_mask.copy()), entry.data)
+        focus = Focus(target, data, mask)
+        self.focuses.put(entry.id, focus, entry.data)
+        return focus
 
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
                   partners: tuple[QueueEntry, ...] = ()) -> bool:
@@ -332,7 +342,6 @@ class Campaign:
         if cal.status != RunStatus.OK or cal.checksum != entry.checksum:
             return
         entry.data = data
-        entry.focus = None
         write_atomic(entry.path, data)
         self.queue.remeasure(entry, cal.exec_us, cal.bitmap_size)
 

@@ -83,6 +83,8 @@ class StageRequest:
     plain: int = 0                   # havoc with splice_with: children of data alone, first
     mask: np.ndarray | None = None   # len + 1 bytes; the MASK stage fills it
     target: int | None = None
+    also: np.ndarray | None = None   # MASK stage: more branches (int64) to make masks for
+    also_masks: np.ndarray | None = None  # theirs, one row of len + 1 bytes each
     splice_with: tuple[bytes, ...] = ()  # havoc: second parents, budget children from each
     shadow: bool = False             # no side effects (FairFuzz -s)
     cycle: int = 1
@@ -326,7 +328,7 @@ class NativeExecutor:
 
     def run_stage(self, request: StageRequest) -> Iterator[Finding | None]:
         st = ffi.new("struct ffcc_stage *")
-        # data, mask and splice must outlive the loop: C borrows their buffers.
+        # data, the masks and splice must outlive the loop: C borrows their buffers.
         data = ffi.from_buffer("uint8_t[]", request.data)
         st.kind = int(request.kind)
         st.flags = lib.FFCC_STAGE_SHADOW if request.shadow else 0
@@ -338,6 +340,13 @@ class NativeExecutor:
                 raise ValueError("a mask has one byte per input position plus one")
             mask = ffi.from_buffer("uint8_t[]", request.mask, require_writable=True)
             st.mask = mask
+        also = also_masks = None
+        if request.also is not None and request.also_masks is not None:
+            if request.also_masks.shape != (len(request.also), len(request.data) + 1):
+                raise ValueError("one mask of len + 1 bytes per further branch")
+            also = ffi.from_buffer("int64_t[]", request.also)
+            also_masks = ffi.from_buffer("uint8_t[]", request.also_masks, require_writable=True)
+            st.also, st.also_masks, st.also_count = also, also_masks, len(request.also)
         splice = splice_lens = None
         st.budget = request.budget
         if request.splice_with:

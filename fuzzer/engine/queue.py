@@ -7,21 +7,10 @@ favoured entries that together cover every edge seen so far.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What fuzz_one mutates when it aims at a target branch: the entry's bytes, or with
-    FairFuzz -r a copy trimmed to what keeps the target hit (the entry itself keeps its
-    bytes and coverage), and FairFuzz's mask for those bytes (None without mask)."""
-
-    target: int
-    data: bytes
-    mask: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
@@ -41,7 +30,6 @@ class QueueEntry:
     passed_det: bool = False
     trimmed: bool = False
     handicap: int = 0
-    focus: Focus | None = None  # the last target's, kept while the target stays the same
 
     @property
     def fav_factor(self) -> int:

@@ -14,23 +14,27 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
 import numpy as np
 
+from ffcc.fuzzer.engine.focus import MASKS_PER_PROBE
 from ffcc.fuzzer.engine.queue import Queue, QueueEntry
 
 
 @dataclass(frozen=True)
 class Selection:
-    """An entry to fuzz now; with a target branch when FairFuzz chose it."""
+    """An entry to fuzz now; with a target branch when FairFuzz chose it, and the entry's
+    rarest branches, rarest first (at most MASKS_PER_PROBE besides the target): those its
+    next selections likely aim at, so that one set of mask probes can serve them all."""
 
     entry: QueueEntry
     target: int | None = None
     use_mask: bool = False
     deterministic_allowed: bool = True
+    rare: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 # One walk's select: (entry, queue, cycle, rng) -> the selection or None.
@@ -103,6 +107,14 @@ def next_target(rare: np.ndarray, rarity: np.ndarray, aimed: set[int],
     if fresh.any():
         return least_hit(rare[fresh], rarity[fresh], rng)
     return least_hit(rare, rarity, rng)
+
+
+def rarest(edges: np.ndarray, hits: np.ndarray, cutoffs: RarityCutoffs, count: int) -> np.ndarray:
+    """The `count` rarest of `edges` by `cutoffs.relative`, rarest first, as int64; branches
+    without hits (blacklisted or reached only by crashes) are never targets and left out."""
+    seen = edges[hits[edges] > 0]
+    order = np.argsort(cutoffs.relative(seen, hits), kind="stable")[:count]
+    return seen[order].astype(np.int64)
 
 
 def queue_hits(virgin: np.ndarray, branch_hits: np.ndarray) -> np.ndarray:
@@ -328,7 +340,8 @@ class FairFuzzScheduler(Scheduler):
         if target not in self._targeted:
             self._targeted = np.append(self._targeted, target)
         self._selected_in_cycle = True
-        return Selection(entry, target=target, use_mask=self.use_mask)
+        return Selection(entry, target=target, use_mask=self.use_mask,
+                         rare=rarest(entry.edges, hits, cutoffs, MASKS_PER_PROBE + 1))
 
     def targeted(self) -> np.ndarray:
         return self._targeted

@@ -96,11 +96,14 @@ def execs_by_op(stage: Stage) -> dict[str, int]:
     return execs
 
 
-def mask_probes(data: bytes, mask: np.ndarray, target: int, level: int) -> Stage:
+def mask_probes(data: bytes, mask: np.ndarray, target: int, level: int,
+                also: np.ndarray | None = None, also_masks: np.ndarray | None = None) -> Stage:
     """FairFuzz Algorithm 3: fills `mask` (len(data) + 1 bytes, all clear) with what kept
-    `target` hit.  Every probe is a real execution, judged for new coverage like any other."""
+    `target` hit, and each row of `also_masks` with what kept the branch of `also` in the
+    same place hit.  Every probe is a real execution, judged for new coverage like any
+    other."""
     return Stage((("mask", StageRequest(StageKind.MASK, data, mask=mask, target=target,
-                                        cycle=level)),))
+                                        also=also, also_masks=also_masks, cycle=level)),))
 
 
 def deterministic(data: bytes, mask: np.ndarray | None, target: int | None, tokens: int,

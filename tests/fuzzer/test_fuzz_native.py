@@ -120,6 +120,24 @@ def test_mask_stage_is_algorithm_3(targets, tmp_path) -> None:
         ex.close()
 
 
+def test_one_set_of_mask_probes_makes_each_branchs_mask(targets, tmp_path) -> None:
+    """The masks made alongside the target's are those the branches' own probes make."""
+    ex = executor(tmp_path, str(targets["magic"]), "@@")
+    try:
+        target = z_branch(ex)
+        others = np.array(sorted(edges_of(ex, b"FUZa") - {target}), np.int64)
+        mask, also_masks = empty_mask(4), np.zeros((len(others), 5), np.uint8)
+        list(ex.run_stage(StageRequest(StageKind.MASK, b"FUZa", mask=mask, target=target,
+                                       also=others, also_masks=also_masks)))
+        alone = [empty_mask(4) for _ in others]
+        for branch, own in zip(others.tolist(), alone):
+            list(ex.run_stage(StageRequest(StageKind.MASK, b"FUZa", mask=own, target=branch)))
+        assert [m.tolist() for m in also_masks] == [m.tolist() for m in alone]
+        assert len({m.tobytes() for m in (mask, *alone)}) > 1  # the branches differ
+    finally:
+        ex.close()
+
+
 def test_deterministic_stages_skip_masked_bytes_except_bit_flips(targets, tmp_path) -> None:
     ex = executor(tmp_path, str(targets["magic"]), "@@")
     try:
