@@ -32,7 +32,7 @@ ASM_LIKE = {".s", ".S", ".sx"}
 
 class Mode(enum.Enum):
     QUERY = "query"            # no inputs: --version, -print-prog-name=ld, -dumpmachine ...
-    PREPROCESS = "preprocess"  # -E, or -M/-MM without -MD
+    PREPROCESS = "preprocess"  # -E, -M/-MM without -MD, -### (the backend runs alone)
     ASSEMBLY = "assembly"      # -S
     COMPILE = "compile"        # -c
     LINK = "link"              # everything else with inputs
@@ -136,7 +136,7 @@ def parse_command(args: list[str], cxx: bool = False) -> CompilerCommand:
         flags.add(arg)
 
     has_inputs = bool(sources or linker_inputs)
-    if "-E" in flags or (flags & {"-M", "-MM"} and not flags & {"-MD", "-MMD"}):
+    if flags & {"-E", "-###"} or (flags & {"-M", "-MM"} and not flags & {"-MD", "-MMD"}):
         mode = Mode.PREPROCESS
     elif not has_inputs:
         mode = Mode.QUERY

@@ -12,6 +12,7 @@ from ffcc.instrument.command_line import Mode, parse_command
     (["-E", "a.c"], Mode.PREPROCESS),
     (["-dM", "-E", "-x", "c", "-"], Mode.PREPROCESS),
     (["-MM", "a.c"], Mode.PREPROCESS),
+    (["-###", "-c", "a.c"], Mode.PREPROCESS),
     (["-MD", "-MF", "a.d", "-c", "a.c"], Mode.COMPILE),
     (["-S", "a.c"], Mode.ASSEMBLY),
     (["-c", "a.c", "-o", "a.o"], Mode.COMPILE),
