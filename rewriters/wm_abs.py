@@ -9,9 +9,10 @@ condition is about the operand's value, as at a binary expression (``x *= abs(e)
 where e < 0, whatever x). Constant operands are skipped (their kill condition is a constant),
 and so is a mutant whose kill condition is constant over the values e can have where the
 original is defined (``abs`` of an unsigned or 0/1 operand: an equivalent mutant; fail-on-zero
-of an integer divisor, which the original never divides by; everything at ``x / 0``). Floating
-tests are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as a
-comparison of the operand with zero, so ROR's same condition at ``e < 0`` is one label.
+of a divisor the original never divides by: an integer one, or a floating one whose quotient is
+stored to an integer object, ``n /= 0.0`` storing an infinity or NaN; everything at ``x / 0``).
+Floating tests are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as
+a comparison of the operand with zero, so ROR's same condition at ``e < 0`` is one label.
 """
 
 from __future__ import annotations
@@ -39,8 +40,7 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         mutated = _operands(site, left, right)
         if not mutated:
             continue
-        divides = site.op in DIVIDING and (
-            canonical_kind(site.cursor) in INTEGER_KINDS and left.integer and right.integer)
+        divides = _nonzero_divisor(site, left, right)
         if divides and right.is_zero:
             continue  # never defined: nothing to kill
         for operand in mutated:
@@ -70,6 +70,17 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,
                                         key=key, relation=relation,
                                         mutation=operand_replaced(site, operand.slot, mutant.form)))
+
+
+def _nonzero_divisor(site: Binop, left: Operand, right: Operand) -> bool:
+    """Is the original defined only where the right operand is not 0? At an integer division;
+    and at ``n /= e`` of an integer object n and a floating e, whose quotient by 0 (an
+    infinity or NaN) converts to n's type, which is undefined (a _Bool stores it as ``!= 0``:
+    defined)."""
+    integer = left.integer and canonical_kind(site.cursor) in INTEGER_KINDS
+    if site.op not in DIVIDING or not integer:
+        return False
+    return right.integer or site.form == ASSIGNMENT and left.own != TypeKind.BOOL
 
 
 def _operands(site: Binop, left: Operand, right: Operand) -> tuple[Operand, ...]:

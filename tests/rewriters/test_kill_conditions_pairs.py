@@ -267,13 +267,6 @@ KNOWN: tuple[Defect, ...] = (
            lambda f: f.rule == "trivial" and f.always and f.binary
            and f.operator_id.startswith(("wm.aor.", "wm.asr."))
            and (_nonnegative(KINDS[f.left]) or _few(KINDS[f.right]))),
-    Defect("fail-on-zero(b) at `a /= b` for an integer object a and a floating b is labelled, "
-           "yet a /= 0.0 stores an infinity or NaN converted to an integer, which is undefined: "
-           "the label can never fire where the program is defined",
-           (("gcc", "int", "double", "/="), ("clang", "int", "double", "/=")),
-           lambda f: f.rule == "trivial" and not f.always and f.operator_id == "wm.abs.zero"
-           and f.op == "/="
-           and not KINDS[f.left].floating and KINDS[f.right].floating),
 )
 
 
