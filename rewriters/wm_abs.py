@@ -1,15 +1,17 @@
 """WM / ABS: an arithmetic operand e replaced by abs(e), -abs(e), or fail-on-zero.
 
 Kill conditions (``operators.ABS``): abs(e) differs iff ``e < 0``; -abs(e) differs iff ``e > 0``
-(and, where e's arithmetic is unsigned and -e wraps, ``e != 2^(bits-1)``); fail-on-zero is
-killed iff ``e == 0`` (for floating e, -0.0 equals 0.0 and NaN equals itself: abs(NaN) is no
-kill). Operands are those of relational and arithmetic binary expressions, the value assigned by
-an arithmetic compound assignment (e in ``x += e``), and the operand of a unary minus: the kill
+(and, where e's arithmetic is unsigned and -e wraps, ``e != 2^(bits-1)``: the arithmetic of e's
+promoted type, an int for an ``unsigned x : 3`` bit-field); fail-on-zero is killed iff
+``e == 0`` (for floating e, -0.0 equals 0.0 and NaN equals itself: abs(NaN) is no kill).
+Operands are those of relational and arithmetic binary expressions, the value assigned by an
+arithmetic compound assignment (e in ``x += e``), and the operand of a unary minus: the kill
 condition is about the operand's value, as at a binary expression (``x *= abs(e)`` is killed
 where e < 0, whatever x). Constant operands are skipped (their kill condition is a constant),
 and so is a mutant whose kill condition is constant over the values e can have where the
-original is defined (``abs`` of an unsigned or 0/1 operand: an equivalent mutant; fail-on-zero
-of a divisor the original never divides by: an integer one, or a floating one whose quotient is
+original is defined (those of its type, or of its width for a bit-field: ``abs`` of an unsigned
+or 0/1 operand is an equivalent mutant, ``-abs`` of an ``int x : 1`` too; fail-on-zero of a
+divisor the original never divides by: an integer one, or a floating one whose quotient is
 stored to an integer object, ``n /= 0.0`` storing an infinity or NaN; everything at ``x / 0``).
 Floating tests are quiet comparisons (no FE_INVALID on a NaN). Each kill condition is keyed as
 a comparison of the operand with zero, so ROR's same condition at ``e < 0`` is one label.
@@ -24,7 +26,7 @@ from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operand_replaced
 from .operators import ABS, ARITHMETIC, RELATIONAL
 from .sites import ASSIGNMENT, BINARY, Binop, Function
-from .unit import INTEGER_KINDS, UNSIGNED_SPELLING, canonical_kind
+from .unit import INTEGER_KINDS, canonical_kind
 from .wm_operands import Operand, against_zero, operands, zero_key
 
 group = "ABS"
@@ -63,8 +65,7 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                     if operand.machine_integer else None
                 key = zero_key(operand.slot, kill)
                 if wraps:
-                    half = f"({placeholder}) != (({UNSIGNED_SPELLING[operand.own]})1 << " \
-                           f"{operand.own_bits - 1})"
+                    half = f"({placeholder}) != {operand.half}"
                     code, display, key = both(code, half), f"{display} && {half}", ""
                     relation = None
                 emit.label(LabelRequest(site=site, operator=mutant, predicate=display, code=code,

@@ -22,18 +22,16 @@ from clang.cindex import TypeKind
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import ASR, Arithmetic, Assignment, by_original
-from .safety import is_bitfield_ref
 from .sites import ASSIGNMENT, Binop, Function
-from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS, UNSIGNED_SPELLING, strip_implicit
+from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS
 from .wm_aor import OFFSET_KILL, Computed, Holding, integer_kill, label_floating, offset_mutable
 from .wm_bor import bitwise_kill
-from .wm_operands import INT_BITS, Operand, operands
+from .wm_operands import IntegerType, Operand, operands
 
 group = "ASR"
 
 MUTANTS = by_original(ASR)
 SHIFTING = frozenset({"<<=", ">>="})
-IntegerType = tuple[TypeKind, int]  # (kind, bits)
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
@@ -63,11 +61,11 @@ def _label_offset(site: Binop, target: Operand, value: Operand,
 
 def _label_integer(site: Binop, target: Operand, value: Operand,
                    mutants: tuple[Assignment, ...], emit: Emitter) -> None:
-    stored, kept = _stored(site, target)
     if site.op in SHIFTING:
-        kind, bits = stored
+        kind, bits = target.promoted
     else:
-        kind, bits = _common(stored, _promoted((value.own, value.own_bits)))
+        kind, bits = _common(target.promoted, value.promoted)
+    kept = target.field_width or target.own_bits  # the bits the object assigned keeps
     computed = Computed(kind, bits, min(kept, bits))
     op = site.op.rstrip("=")
     for operator in mutants:
@@ -81,29 +79,6 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
             emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
                                     code=kill.code,
                                     mutation=operator_replaced(site, operator.mutant)))
-
-
-def _stored(site: Binop, target: Operand) -> tuple[IntegerType, int]:
-    """The promoted type of the object assigned, and how many bits it keeps."""
-    kept = target.own_bits
-    if is_bitfield_ref(site.lhs):
-        field = strip_implicit(site.lhs).referenced
-        kept = field.get_bitfield_width()
-        if kept < INT_BITS or kept == INT_BITS and target.own in SIGNED_KINDS:
-            return (TypeKind.INT, INT_BITS), kept
-    return _promoted((target.own, target.own_bits)), kept
-
-
-def _promoted(integer: IntegerType) -> IntegerType:
-    """The integer promotion, as a type UNSIGNED_SPELLING knows."""
-    kind, bits = integer
-    if kind in UNSIGNED_SPELLING:
-        return integer
-    signed = kind in SIGNED_KINDS
-    if bits < INT_BITS or bits == INT_BITS and signed:
-        return TypeKind.INT, INT_BITS
-    by_width = {INT_BITS: (TypeKind.UINT, TypeKind.INT), 64: (TypeKind.ULONGLONG, TypeKind.LONGLONG)}
-    return by_width[bits][signed], bits
 
 
 def _common(first: IntegerType, second: IntegerType) -> IntegerType:

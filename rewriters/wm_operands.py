@@ -1,7 +1,9 @@
-"""What the WM criteria know about an operand of a binary expression: its type as written and
-after the usual arithmetic conversions, its value when it is a constant, and the range that
-follows from them (never negative, never NaN). The kill conditions of ROR, AOR and ABS depend
-on these (kill_rules.py).
+"""What the WM criteria know about an operand of a binary expression: its type as written,
+after the integer promotions and after the usual arithmetic conversions, its value when it is a
+constant, and the range that follows from them (never negative, never NaN). A bit-field's
+range is that of its width, and one narrower than int promotes to int whatever its declared
+type (``unsigned x : 3`` holds 0 to 7, and ``-s.x`` is an int). The kill conditions of ROR,
+AOR and ABS depend on these (kill_rules.py).
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, TypeKind
 
 from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Orderings
 from .operators import LOGICAL, RELATIONAL
 from .ops import binary_op, constant_number, unary_op
+from .safety import is_bitfield_ref
 from .sites import Binop
 from .unit import (
     FLOAT_KINDS,
@@ -29,6 +32,7 @@ from .unit import (
 
 BOOLEAN_OPERATORS = frozenset(RELATIONAL + LOGICAL)
 INT_BITS = 32  # int's width on every target gcc and clang build ffcc's runtime for
+IntegerType = tuple[TypeKind, int]  # (kind, bits)
 
 
 @dataclass(frozen=True)
@@ -51,14 +55,30 @@ class Operand:
         return int(strip_implicit(self.cursor).type.get_canonical().get_size()) * 8
 
     @cached_property
+    def field_width(self) -> int | None:
+        """Its width if it is a bit-field (its values are those of that many bits), else
+        None."""
+        if not is_bitfield_ref(self.cursor):
+            return None
+        return int(unparenthesised(self.cursor).referenced.get_bitfield_width())
+
+    @property
     def wide_bitfield(self) -> bool:
         """A bit-field of a type wider than int, whose arithmetic the compilers disagree on:
         gcc computes it modulo 2^width (``-b`` of a 40-bit ``unsigned long long`` field is
         2^40 - b), clang in the declared type; one label text cannot say what both compute."""
-        node = unparenthesised(strip_implicit(self.cursor))
-        field = node.referenced if node.kind == CursorKind.MEMBER_REF_EXPR else None
-        return (field is not None and field.kind == CursorKind.FIELD_DECL and field.is_bitfield()
-                and self.own_bits > INT_BITS)
+        return self.field_width is not None and self.own_bits > INT_BITS
+
+    @cached_property
+    def promoted(self) -> IntegerType:
+        """Its integer type after the integer promotions. A bit-field of int's width or
+        narrower promotes by its width, whatever its declared type (gcc and clang alike):
+        ``unsigned x : 3`` to int, ``unsigned x : 32`` to unsigned int."""
+        width = self.field_width
+        if width is not None and width <= INT_BITS:
+            signed = width < INT_BITS or self.own in SIGNED_KINDS
+            return (TypeKind.INT if signed else TypeKind.UINT), INT_BITS
+        return promote((self.own, self.own_bits))
 
     @cached_property
     def converted(self) -> TypeKind:
@@ -95,25 +115,34 @@ class Operand:
 
     @property
     def bounds(self) -> tuple[int, int] | None:
-        """The least and greatest integer value it can have as written; None if not an
-        integer. (A bit-field's are its declared type's: wider, so still bounds.)"""
+        """The least and greatest integer value it can have as written (a bit-field's: those
+        of its width, not of its declared type); None if not an integer."""
         if self.boolean or self.own == TypeKind.BOOL:
             return 0, 1
         if not self.integer:
             return None
+        bits = self.field_width or self.own_bits
         if self.own in SIGNED_KINDS:
-            return -(1 << (self.own_bits - 1)), (1 << (self.own_bits - 1)) - 1
-        return 0, (1 << self.own_bits) - 1
+            return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return 0, (1 << bits) - 1
 
     def below_half(self, bits: int) -> bool:
-        """Never negative and below 2^(bits-1): narrower unsigned, or a 0/1 result."""
-        return self.boolean or (self.integer and self.own not in SIGNED_KINDS
-                                and self.own_bits < bits)
+        """Never negative and below 2^(bits-1): a narrower unsigned type or bit-field, or a
+        0/1 result."""
+        bounds = self.bounds
+        return bounds is not None and bounds[0] >= 0 and bounds[1] < 1 << (bits - 1)
 
     @property
     def promoted_unsigned(self) -> bool:
-        """Its arithmetic is unsigned (it is an unsigned type of int's width or wider)."""
-        return self.own in UNSIGNED_SPELLING and self.own not in SIGNED_KINDS
+        """Its arithmetic is unsigned (it promotes to an unsigned type: of int's width or
+        wider, not a bit-field narrower than int)."""
+        return self.integer and self.promoted[0] not in SIGNED_KINDS
+
+    @property
+    def half(self) -> str:
+        """C: 2^(bits-1) in its promoted unsigned type, where -e == e (``promoted_unsigned``)."""
+        kind, bits = self.promoted
+        return f"(({UNSIGNED_SPELLING[kind]})1 << {bits - 1})"
 
     @property
     def sign_kept(self) -> bool:
@@ -124,6 +153,19 @@ class Operand:
     @property
     def is_zero(self) -> bool:
         return self.value == 0
+
+
+def promote(integer: IntegerType) -> IntegerType:
+    """The integer promotion of a type that is no bit-field, as a type UNSIGNED_SPELLING
+    knows."""
+    kind, bits = integer
+    if kind in UNSIGNED_SPELLING:
+        return integer
+    signed = kind in SIGNED_KINDS
+    if bits < INT_BITS or bits == INT_BITS and signed:
+        return TypeKind.INT, INT_BITS
+    by_width = {INT_BITS: (TypeKind.UINT, TypeKind.INT), 64: (TypeKind.ULONGLONG, TypeKind.LONGLONG)}
+    return by_width[bits][signed], bits
 
 
 def operands(site: Binop) -> tuple[Operand, Operand]:

@@ -18,7 +18,6 @@ from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import UOD
 from .sites import UNARY, Function
-from .unit import UNSIGNED_SPELLING
 from .wm_operands import against_zero, operands, zero_key
 
 group = "UOD"
@@ -44,7 +43,7 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         relation = relational_test(kill, domain, "$x0", "0") if operand.machine_integer else None
         key = zero_key("x0", kill)
         if wraps:
-            half = f"($x0) != (({UNSIGNED_SPELLING[operand.own]})1 << {operand.own_bits - 1})"
+            half = f"($x0) != {operand.half}"
             code, display, key = both(code, half), f"{display} && {half}", ""
             relation = None
         emit.label(LabelRequest(site=site, operator=operator, predicate=display, code=code,

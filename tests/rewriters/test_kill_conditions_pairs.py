@@ -214,10 +214,6 @@ class Failure:
         """At a site of a binary operator or a compound assignment."""
         return self.site_kind not in ("idr", "uod")
 
-    def kind_of(self, operand: str) -> Kind:
-        """The kind of the operand written ``operand``."""
-        return KINDS[self.left if operand.startswith("a") else self.right]
-
 
 def _narrow_field(kind: Kind) -> bool:
     """A bit-field narrower than its declared type: fewer values than ffcc assumes."""
@@ -239,22 +235,13 @@ class Defect:
     explains: Callable[[Failure], bool]
 
 
-DIVIDING = ("/", "%", "/=", "%=")
 KNOWN: tuple[Defect, ...] = (
-    Defect("-abs(e) of an unsigned bit-field narrower than int (which promotes to int) is "
-           "labelled as if e were unsigned int (e > 0 && e != 1u << 31): as a divisor, where "
-           "e > 0 wherever the division is defined, the label `a / s.x` (unsigned x : 3) "
-           "always fires",
-           (("gcc", "int", "u3", "/"), ("clang", "int", "u3", "/")),
-           lambda f: f.rule == "trivial" and f.always and f.operator_id == "wm.abs.neg"
-           and f.op in DIVIDING and _narrow_field(f.kind_of(f.operand))
-           and f.kind_of(f.operand).declared == "unsigned"),
-    Defect("a bit-field's range is taken to be its declared type's: labels whose kill "
-           "condition is constant over the field's own values stay, e.g. -abs(s.x) of "
-           "`int x : 1` (values 0 and -1: s.x > 0 never holds) at `a < s.x`; `a / s.x` -> "
-           "`a * s.x` (equal for s.x == -1, the only divisor); `s.x << b` -> `>>` for "
-           "`unsigned x : 1` stored back (s.x <<= b and s.x >>= b store the same bit)",
-           (("gcc", "int", "i1", "<"), ("clang", "int", "i1", "<")),
+    Defect("labels whose kill condition the operands' ranges make constant stay where the "
+           "rules read the range of one operand only: a comparison of two variables (`int x : "
+           "1`, values 0 and -1, is never above an unsigned char); `s.x << b` -> `>>` for `int "
+           "x : 1` (0 wherever both are defined); `s.x += b` -> `-=` on a 1-bit field (2b is 0 "
+           "in one bit); `s.x += b` -> `/=` of a narrow field and a _Bool b",
+           (("gcc", "i1", "uchar", "<"), ("clang", "i1", "uchar", "<")),
            lambda f: f.rule == "trivial" and f.site_kind != "idr" and (
                _narrow_field(KINDS[f.left]) or _narrow_field(KINDS[f.right]))),
     Defect("AOR and ASR mutants that differ at every point where both are defined are labelled "
