@@ -27,6 +27,7 @@ from typing import Final, Literal, NamedTuple
 
 LT, EQ, GT, UN = "lt", "eq", "gt", "un"
 Orderings = frozenset[str]
+Bounds = tuple[int, int]  # the least and greatest value an operand can have
 ORDERED: Orderings = frozenset({LT, EQ, GT})  # integers and pointers: never unordered
 EVERY: Orderings = ORDERED | {UN}
 
@@ -204,7 +205,7 @@ BITWISE_KILLS: dict[frozenset[str], str] = {
 Intervals = list[tuple[int, int]]  # disjoint [low, high] ranges of unsigned values
 
 
-def unsigned_intervals(bounds: tuple[int, int], bits: int) -> Intervals:
+def unsigned_intervals(bounds: Bounds, bits: int) -> Intervals:
     """The values a value within ``bounds`` takes converted to the unsigned type of ``bits``."""
     size = 1 << bits
     low, high = bounds

@@ -12,7 +12,9 @@ the amount is below the width, the label shifting by the amount's low bits (neve
 or more). A mutant whose kill
 condition is the same for every value the other operand can have (``x ^ 0`` to ``|``, ``x <<
 0``, ``c & 0x100`` for an ``unsigned char c``) is not emitted: kill_rules.bitwise_constant
-decides it exactly from a constant operand, or one with few values, and the other's range.
+decides it exactly from a constant operand, or one with few values, and the other's range. So
+is ``<<`` against ``>>`` where the operands' ranges leave only a value of 0 or an amount of 0
+wherever both are defined (an ``int x : 1`` value, 0 or -1), or a 0/1 value stored to one bit.
 
 ``~e -> e`` (Mull's bitwise group) always differs (no integer equals its complement), so it is
 no label: edge coverage shows it is killed.
@@ -27,7 +29,7 @@ object assigned count.
 
 from __future__ import annotations
 
-from .kill_rules import Kill, bitwise_constant, both, unsigned_intervals
+from .kill_rules import Bounds, Kill, bitwise_constant, both, unsigned_intervals
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import BOR, SHIFT, Bitwise, by_original
@@ -90,12 +92,8 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed) -> Kill | Non
     than the width, whatever the original does. The code has no branch (wm_aor.integer_kill
     says why): it joins the tests with ``&`` and shifts by the amount's low bits, the same
     amount wherever the range test holds."""
-    for operand in (left, right):
-        if operand.constant and operand.value == 0:
-            return None
-    amount = right.value if right.constant else None
-    if isinstance(amount, int) and not 0 <= amount < computed.bits:
-        return None  # the original is never defined
+    if _never_differ(left, right, computed):
+        return None
     if computed.signed and not computed.narrowed:
         tests = [f"($x{i}) != 0" for i, operand in enumerate((left, right))
                  if not operand.constant]
@@ -112,6 +110,32 @@ def _shift_kill(left: Operand, right: Operand, computed: Computed) -> Kill | Non
         return Kill(text, text)
     in_range = f"(unsigned long long)($x1) < {computed.bits}"
     return Kill(both(in_range, code), f"{in_range} && {text}")
+
+
+def _never_differ(left: Operand, right: Operand, computed: Computed) -> bool:
+    """Are ``x0 << x1`` and ``x0 >> x1`` the same in the low ``computed.kept`` bits wherever
+    both are defined, or is the original never defined? Both are defined for an amount below
+    the width, and in signed arithmetic for a value that is not negative (``-1 << b`` is
+    undefined): where the value is then 0, or the amount 0, they are equal; where the value is
+    0 or 1, they differ only for an amount from 1 to below the bits kept (1 << b is 2^b, 1 >> b
+    is 0: a 1-bit object stores 0 both ways)."""
+    values, amounts = _range(left), _range(right)
+    if values is None or amounts is None:
+        return False
+    most = values[1] if computed.signed or values[0] >= 0 else (1 << computed.bits) - 1
+    least_amount, most_amount = max(amounts[0], 0), min(amounts[1], computed.bits - 1)
+    if least_amount > most_amount:
+        return True  # never defined
+    if most <= 0 or most_amount < 1:
+        return True
+    return most == 1 and computed.kept <= max(least_amount, 1)
+
+
+def _range(operand: Operand) -> Bounds | None:
+    """The least and greatest value of an integer operand (a constant's: its value)."""
+    if operand.constant:
+        return (operand.value, operand.value) if isinstance(operand.value, int) else None
+    return operand.bounds
 
 
 def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Computed) -> bool:

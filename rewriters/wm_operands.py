@@ -14,7 +14,7 @@ from functools import cached_property
 
 from clang.cindex import Cursor, TypeKind
 
-from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Orderings
+from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Bounds, Orderings, unsigned_intervals
 from .operators import LOGICAL, RELATIONAL
 from .ops import binary_op, constant_number, unary_op
 from .safety import is_bitfield_ref
@@ -24,6 +24,7 @@ from .unit import (
     INTEGER_KINDS,
     SIGNED_KINDS,
     UNSIGNED_SPELLING,
+    bit_width,
     canonical_kind,
     strip_implicit,
     type_kind,
@@ -114,7 +115,7 @@ class Operand:
         return self.floating and (value is None or isinstance(value, float) and math.isnan(value))
 
     @property
-    def bounds(self) -> tuple[int, int] | None:
+    def bounds(self) -> Bounds | None:
         """The least and greatest integer value it can have as written (a bit-field's: those
         of its width, not of its declared type); None if not an integer."""
         if self.boolean or self.own == TypeKind.BOOL:
@@ -177,29 +178,42 @@ def against_zero(operand: Operand) -> Orderings:
     bounds = operand.bounds
     if bounds is None:
         return EVERY if operand.can_be_nan else ORDERED
-    return _orderings(bounds, 0)
+    return _orderings(bounds, (0, 0))
 
 
-def against_constant(operand: Operand, constant: Operand, site: Binop) -> Orderings:
-    """The orderings of (operand, constant) that ``operand OP constant`` can meet: for an
-    integer comparison, those its bounds allow (an unsigned value is never below 0, a 0/1 one
-    never above 1); otherwise every one (unordered too if the operand can be NaN)."""
-    bounds, value = operand.bounds, constant.value
-    comparison = operand.converted
-    if bounds is None or not isinstance(value, int) or comparison not in INTEGER_KINDS:
-        return EVERY if operand.can_be_nan else ORDERED
-    if comparison not in SIGNED_KINDS:  # both converted to an unsigned type of this width
-        size = 1 << (int(site.lhs.type.get_canonical().get_size()) * 8)
-        value %= size
-        if not operand.sign_kept:  # a negative value converts to a large one
-            bounds = 0, size - 1
-    return _orderings(bounds, value)
+def against(left: Operand, right: Operand) -> Orderings:
+    """The orderings of (left, right) that ``left OP right`` can meet: for an integer
+    comparison, those the two ranges allow as the comparison converts them (an unsigned value
+    is never below 0, a 0/1 one never above 1, an ``int x : 1``, 0 or -1, never above an
+    unsigned char); otherwise every one (unordered too if an operand can be NaN)."""
+    first, second = _compared(left), _compared(right)
+    if first is None or second is None:
+        return EVERY if left.can_be_nan or right.can_be_nan else ORDERED
+    return _orderings(first, second)
 
 
-def _orderings(bounds: tuple[int, int], value: int) -> Orderings:
-    low, high = bounds
+def _compared(operand: Operand) -> Bounds | None:
+    """The values an operand of an integer comparison can have converted to the type it is
+    compared in (a constant's: its value); None if it is no integer."""
+    if operand.converted not in INTEGER_KINDS:
+        return None
+    value = operand.value
+    if operand.constant:
+        bounds = (value, value) if isinstance(value, int) else None
+    else:
+        bounds = operand.bounds
+    if bounds is None or operand.converted in SIGNED_KINDS:
+        return bounds
+    intervals = unsigned_intervals(bounds, bit_width(operand.cursor))  # -1: the greatest
+    return intervals[0][0], intervals[-1][1]
+
+
+def _orderings(first: Bounds, second: Bounds) -> Orderings:
+    """The orderings of (a, b) for a within ``first`` and b within ``second``."""
+    (low, high), (other_low, other_high) = first, second
     return frozenset(ordering for ordering, possible in (
-        (LT, low < value), (EQ, low <= value <= high), (GT, high > value)) if possible)
+        (LT, low < other_high), (EQ, low <= other_high and other_low <= high),
+        (GT, high > other_low)) if possible)
 
 
 def zero_key(slot: str, kill: Orderings) -> str:

@@ -3,14 +3,16 @@
 A mutant is killed where the two comparisons differ: a set of orderings of the operands, written
 as the one test true exactly there (``<`` vs ``<=`` differ iff ``a == b``; kill_rules.py). The
 orderings are those the operands can have: unordered too when one can be NaN (then the test is
-a quiet comparison, which raises no floating-point exception), and against a constant only
-those the other operand's type allows (an unsigned value is never below 0, a ``_Bool`` never
-above 1). A mutant that is no label there (equivalent, killed by every input, or a constant
-such as ``n >= 0u``) is not emitted. A comparison with a constant on the left is written with
-the constant on the right (``0 < a``: ``a == 0``), and one of an operand with zero is keyed so
-that ABS's kill conditions on that operand are not emitted twice. For pointers a kill condition
-may order them only if the original already did (``p == q`` to ``p < q`` would compare
-pointers the program never ordered).
+a quiet comparison, which raises no floating-point exception), and between integers only those
+their ranges allow, as the comparison converts them (an unsigned value is never below 0, a
+``_Bool`` never above 1, an ``int x : 1`` bit-field, 0 or -1, never above an ``unsigned
+char``). A mutant that is no label there (equivalent, killed by every input, or a constant such
+as ``n >= 0u``, or ``c > u`` of such a bit-field c and an ``unsigned char`` u) is not emitted.
+A comparison with a constant on the left is written with the constant on the right (``0 < a``:
+``a == 0``), and one of an operand with zero is keyed so that ABS's kill conditions on that
+operand are not emitted twice. For pointers a kill condition may order them only if the
+original already did (``p == q`` to ``p < q`` would compare pointers the program never
+ordered).
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from __future__ import annotations
 from clang.cindex import TypeKind
 
 from .kill_rules import (
-    EVERY,
-    ORDERED,
     ORDERED_OPERATORS,
     mirrored,
     needs_order,
@@ -31,7 +31,7 @@ from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import ROR, Relational, by_original
 from .sites import Binop, Function
-from .wm_operands import Operand, against_constant, operands, zero_key
+from .wm_operands import Operand, against, operands, zero_key
 
 group = "ROR"
 
@@ -47,12 +47,8 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
 
 def _label_site(site: Binop, mutants: tuple[Relational, ...], emit: Emitter) -> None:
     left, right = operands(site)
-    domain = EVERY if left.can_be_nan or right.can_be_nan else ORDERED
+    domain = against(left, right)
     swap = left.constant and not right.constant
-    if right.constant and not left.constant:
-        domain = against_constant(left, right, site)
-    elif swap:
-        domain = mirrored(against_constant(right, left, site))
     against_zero: Operand | None = None  # the operand compared with a constant zero
     if right.is_zero and not left.constant:
         against_zero = left

@@ -236,14 +236,13 @@ class Defect:
 
 
 KNOWN: tuple[Defect, ...] = (
-    Defect("labels whose kill condition the operands' ranges make constant stay where the "
-           "rules read the range of one operand only: a comparison of two variables (`int x : "
-           "1`, values 0 and -1, is never above an unsigned char); `s.x << b` -> `>>` for `int "
-           "x : 1` (0 wherever both are defined); `s.x += b` -> `-=` on a 1-bit field (2b is 0 "
-           "in one bit); `s.x += b` -> `/=` of a narrow field and a _Bool b",
-           (("gcc", "i1", "uchar", "<"), ("clang", "i1", "uchar", "<")),
-           lambda f: f.rule == "trivial" and f.site_kind != "idr" and (
-               _narrow_field(KINDS[f.left]) or _narrow_field(KINDS[f.right]))),
+    Defect("AOR and ASR labels whose kill condition a narrow bit-field's values make constant "
+           "stay: `s.x += b` -> `-=` on a 1-bit field (2b is 0 in one bit); `s.x += b` -> `/=` "
+           "of a narrow field and a _Bool b",
+           (("gcc", "u1", "int", "+="), ("clang", "u1", "int", "+=")),
+           lambda f: f.rule == "trivial" and f.operator_id.startswith(("wm.aor.", "wm.asr."))
+           and f.op not in ("<<=", ">>=")
+           and (_narrow_field(KINDS[f.left]) or _narrow_field(KINDS[f.right]))),
     Defect("AOR and ASR mutants that differ at every point where both are defined are labelled "
            "when an operand's range makes them so (a label that always fires): `_Bool a; int "
            "b;` a + b -> a / b, a - b -> a / b; a non-negative a in signed arithmetic (`unsigned "
