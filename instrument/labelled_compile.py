@@ -60,6 +60,11 @@ class LabelSettings:
         """Whether sites get gate bytes: gates only exist in the branch-free form."""
         return self.gates and self.branch_free
 
+    def retired_in(self, source: str) -> frozenset[int]:
+        """The positions of ``source``'s labels that compile to nothing."""
+        path = os.path.abspath(source)
+        return frozenset(index for file, index in self.retired if file == path)
+
 
 @dataclass
 class LabelledUnit:
@@ -108,7 +113,8 @@ class LabelBuilder:
         if not os.access(source.path, os.R_OK):
             return None
         try:
-            result = annotate(source.path, [*settings.macros, *flags], settings.options)
+            result = annotate(source.path, [*settings.macros, *flags], settings.options,
+                              settings.retired_in(source.path))
         except ParseError as err:
             self.unparsed[source.path] = str(err).split("; ")[0]
             return None
@@ -142,10 +148,9 @@ class LabelBuilder:
         if self.pruner is not None:
             records = self.pruner.mark(source, text, records, [*self.settings.macros, *flags])
         if self.settings.retired:
-            path = os.path.abspath(source)
-            records = [replace(record, pruned=RETIRED)
-                       if (path, record.label.index) in self.settings.retired else record
-                       for record in records]
+            retired = self.settings.retired_in(source)
+            records = [replace(record, pruned=RETIRED) if record.label.index in retired
+                       else record for record in records]
         return records
 
     def _write_copy(self, source: str, db: str, text: Callable[[str], str]) -> str:
