@@ -9,10 +9,12 @@ computation (``char``, ``short``, a bit-field: values are compared modulo 2^widt
 conversion stores them; ``unsigned char c``: ``c += 128`` and ``c -= 128`` store the same). The
 label reads x and e just before the program does (sites.py makes such sites only for pure
 operands) and never stores anything. ``_Bool`` objects (stored as ``!= 0``, not modulo) and
-floating values converted to another type on the store are left alone. A floating object
-assigned a value of its own type is compared as AOR compares (environment held, NaN equal to
-NaN). A pointer ``p += n`` has the one mutant ``p -= n`` (and back), killed where ``n != 0``:
-no mutant pointer is ever formed.
+floating values converted to another type on the store are left alone. So are, counted as left
+out, ``/=`` and ``%=`` and the mutants to them where gcc and clang divide different values: an
+unsigned bit-field wider than int (gcc computes in its width, clang in its declared type) and
+another operand that can be negative. A floating object assigned a value of its own type is
+compared as AOR compares (environment held, NaN equal to NaN). A pointer ``p += n`` has the
+one mutant ``p -= n`` (and back), killed where ``n != 0``: no mutant pointer is ever formed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ from .mutation import operator_replaced
 from .operators import ASR, Arithmetic, Assignment, by_original
 from .sites import ASSIGNMENT, Binop, Function
 from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS
-from .wm_aor import OFFSET_KILL, Computed, Holding, integer_kill, label_floating, offset_mutable
+from .wm_aor import (
+    DIVIDING,
+    OFFSET_KILL,
+    Computed,
+    Holding,
+    integer_kill,
+    label_floating,
+    offset_mutable,
+)
 from .wm_bor import bitwise_kill
 from .wm_operands import IntegerType, Operand, operands
 
@@ -68,17 +78,34 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
     kept = target.field_width or target.own_bits  # the bits the object assigned keeps
     computed = Computed(kind, bits, min(kept, bits))
     op = site.op.rstrip("=")
+    apart = _divided_apart(target, value)
     for operator in mutants:
         underlying = operator.underlying
-        if isinstance(underlying, Arithmetic):
+        if not isinstance(underlying, Arithmetic):
+            kill = bitwise_kill(underlying, target, value, computed)
+        elif apart and {op, underlying.mutant} & DIVIDING:
+            emit.left_out()
+            continue
+        else:
             kill = integer_kill(op, underlying, value, computed,
                                 None if computed.narrowed else target)
-        else:
-            kill = bitwise_kill(underlying, target, value, computed)
         if kill is not None:
             emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
                                     code=kill.code,
                                     mutation=operator_replaced(site, operator.mutant)))
+
+
+def _divided_apart(target: Operand, value: Operand) -> bool:
+    """Do gcc and clang divide different values at ``target /= value``? gcc computes with a
+    bit-field wider than int in the field's width (an int converts to ``unsigned long long x :
+    40`` modulo 2^40, a long keeps its sign), clang in its declared type (the int converts
+    modulo 2^64): where the field is unsigned and the other operand can be negative, their
+    quotients and remainders differ, and so do the mutants (as AOR's on such a field)."""
+    for field, other in ((target, value), (value, target)):
+        bounds = other.bounds
+        if field.wide_bitfield and field.own not in SIGNED_KINDS and bounds and bounds[0] < 0:
+            return True
+    return False
 
 
 def _common(first: IntegerType, second: IntegerType) -> IntegerType:

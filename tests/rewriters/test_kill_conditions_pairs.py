@@ -34,8 +34,9 @@ labelled function returns what the original returns and leaves the same floating
 Mutants ffcc leaves out on purpose are not asked for (a label of theirs is still checked):
 ASR where the object is ``_Bool`` or the value is floating and converted to another type on the
 store (``PairSite.unwanted``: no label may appear), AOR, BOR, UOD and the unsigned negation ABS
-on a wide bit-field, and COR mutants that read a bit-field right operand ``&&``/``||`` skips
-(``PairSite.left_out``).
+on a wide bit-field, ASR's ``/=`` and ``%=`` (and mutants to them) of a wide unsigned bit-field
+and an operand that can be negative, and COR mutants that read a bit-field right operand
+``&&``/``||`` skips (``PairSite.left_out``).
 
 Defects the brute force found are ``KNOWN``: the main test leaves the failures each explains
 out, and ``test_known_defect`` checks each one's examples alone, marked ``xfail(strict=True)``
@@ -332,10 +333,10 @@ def pair_sites(left: Kind, right: Kind) -> list[PairSite]:
 def _left_out(site: PairSite, left: Kind, right: Kind):
     """The mutants ffcc leaves out at a site on purpose (counted as left out): where a wide
     bit-field's arithmetic differs between gcc and clang (``w + 1``, ``w & a``, ``w << b``,
-    ``-w``; for an unsigned
-    one, -w == w at 2^63 in clang's arithmetic, at 2^39 in gcc's); COR mutants that need the
-    right operand where ``&&``/``||`` skips it, which a label does not read when it is a member
-    of a struct (it may be uninitialised)."""
+    ``-w``; for an unsigned one, -w == w at 2^63 in clang's arithmetic, at 2^39 in gcc's;
+    ``w /= i`` for a negative int i, which converts to 2^40 + i in gcc's, to 2^64 + i in
+    clang's); COR mutants that need the right operand where ``&&``/``||`` skips it, which a
+    label does not read when it is a member of a struct (it may be uninitialised)."""
     for operator_id, operand in site.mutants:
         group = operator_id.split(".")[1]
         if group in ("aor", "bor") and (left.wide or right.wide) or group == "uod" and left.wide:
@@ -343,9 +344,21 @@ def _left_out(site: PairSite, left: Kind, right: Kind):
         elif group == "cor" and right.width and operator_id.endswith(("_or", "_and", "_rhs")):
             yield operator_id, operand
         elif operator_id == "wm.abs.neg":
-            kind = left if operand == site.left else right
-            if kind.wide and kind.declared.startswith("unsigned"):
+            if _wide_unsigned(left if operand == site.left else right):
                 yield operator_id, operand
+        elif group == "asr" and ("div" in operator_id or "mod" in operator_id) and (
+                _wide_unsigned(left) and _negative(right) or _wide_unsigned(right)
+                and _negative(left)):
+            yield operator_id, operand
+
+
+def _wide_unsigned(kind: Kind) -> bool:
+    return kind.wide and kind.declared.startswith("unsigned")
+
+
+def _negative(kind: Kind) -> bool:
+    """Can it be negative (an integer)?"""
+    return kind.bounds is not None and kind.bounds[0] < 0
 
 
 def dense(kind: Kind) -> list[str]:
