@@ -17,10 +17,14 @@ Arithmetic operators with a constant right operand ``c``: ``literal_kill`` says 
 condition of ``x OP c`` against ``x MUTANT c`` is the same for every ``x`` where both are defined
 (C semantics: signed overflow and division by zero undefined, a mutant dividing by zero traps and
 so counts as killed; unsigned arithmetic modulo 2^bits), in which case the mutant is not a label.
+Where the operands' ranges are narrower than their types (a ``_Bool``, a bit-field, an object
+narrower than the arithmetic that its value is stored back to), ``value_range_kill`` says the same
+for x within a range, and ``range_kill`` for both operands within ranges.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Final, Literal, NamedTuple
@@ -123,6 +127,7 @@ def _operand(text: str) -> str:
 
 NO_POINT: Final = "no point"  # the original is undefined for every left operand
 Constant = bool | Literal["no point"] | None  # None: the kill condition depends on the operand
+DIVIDING = frozenset("/%")
 
 
 def literal_kill(original: str, mutant: str, c: int, signed: bool, bits: int) -> Constant:
@@ -171,20 +176,175 @@ def _unsigned_add_meets_quotient(c: int, bits: int) -> bool:
     return any(0 <= q < c and (size + q - c) // c == q for q in (largest, largest - 1))
 
 
-def literal_set_kill(original: str, mutant: str, values: Iterable[int], signed: bool,
-                     bits: int) -> Constant:
-    """``literal_kill`` for a right operand known to be one of ``values``: constant only if it is
-    the same constant for each value (values where the original is never defined left out)."""
+def literal_set_kill(original: str, mutant: str, values: Iterable[int], left: Bounds,
+                     signed: bool, bits: int, kept: int) -> Constant:
+    """The kill condition's value for a right operand known to be one of ``values`` and a left
+    one within ``left``, compared in the low ``kept`` bits: constant only if it is the same
+    constant for each value (values where the original is never defined left out). Each value
+    is decided by ``literal_kill`` over every left operand where all bits count, else (or where
+    that depends on x) by ``value_range_kill`` over ``left``."""
     found: set[Constant] = set()
     for c in values:
-        kill = literal_kill(original, mutant, c, signed, bits)
+        kill = literal_kill(original, mutant, c, signed, bits) if kept == bits else None
+        if kill is None:
+            kill = value_range_kill(original, mutant, c, left, signed, bits, kept)
         if kill is None:
             return None
         if kill != NO_POINT:
             found.add(kill)
-    if not found:
+        if len(found) > 1:
+            return None
+    return found.pop() if found else NO_POINT
+
+
+# --- arithmetic over ranges -------------------------------------------------------------------
+#
+# Where an operand's range is narrower than its type (a _Bool, a bit-field, an unsigned char in
+# int arithmetic) a mutant can differ at every point, or none, although no constant makes it so.
+# The rules below read the two values' exact difference D = (x original y) - (x mutant y),
+# integers computed without wrapping and a quotient q = x / y truncated towards zero (C): the
+# values the program keeps differ iff D is not a multiple of 2^kept, where kept is the width of
+# the type computed in (signed values are then in its range, unsigned ones modulo 2^width), or
+# fewer bits where the value is stored to a narrower object (ASR). Each rule is sound (checked
+# against brute force on small widths); where none shows the kill condition constant, the
+# mutant is a label.
+
+
+def converted_bounds(bounds: Bounds, signed: bool, bits: int) -> Bounds:
+    """The values within ``bounds`` converted to an integer type of ``bits`` at least as wide as
+    theirs: the same in a signed type; in an unsigned one modulo 2^bits (a range with negative
+    values and others then spans the whole type)."""
+    if signed:
+        return bounds
+    intervals = unsigned_intervals(bounds, bits)
+    return intervals[0][0], intervals[-1][1]
+
+
+def value_range_kill(original: str, mutant: str, c: int, left: Bounds, signed: bool, bits: int,
+                     kept: int) -> Constant:
+    """``literal_kill`` for a left operand within ``left`` and values compared in their low
+    ``kept`` bits; None where that is not shown. Where no division is by other than 1 or -1, D
+    is linear in x (``x + c - x / 1`` is 1, ``x - c - x / -1`` is 2x + 1), and whether it is a
+    multiple of 2^kept a congruence solved over the range: exact. Otherwise D is monotone in x
+    (a quotient never decreases with x for c > 0, never increases for c < 0, by at most 1 a
+    step: x - q, c (1 + q), c x - q ... follow), except for / against %: the kill condition is
+    True where no multiple of 2^kept lies between D's values at the ends of the range."""
+    span = _defined(original, c, left, signed, bits)
+    if span is None:
         return NO_POINT
-    return found.pop() if len(found) == 1 else None
+    if c == 0 and mutant in DIVIDING:
+        return True  # the mutant divides by zero
+    span = _defined(mutant, c, span, signed, bits)
+    if span is None:
+        return NO_POINT  # the mutant is undefined wherever the original is defined
+
+    def difference(x: int) -> int:
+        return _exact(original, x, c) - _exact(mutant, x, c)
+
+    modulus = 1 << kept
+    if not {original, mutant} & DIVIDING or c in (1, -1):
+        return _congruence(difference(1) - difference(0), difference(0), span, modulus)
+    if {original, mutant} == DIVIDING:
+        return None
+    low, high = sorted((difference(span[0]), difference(span[1])))
+    if high // modulus * modulus < low:
+        return True
+    return False if low == high else None
+
+
+def _exact(op: str, x: int, c: int) -> int:
+    """``x op c`` as an integer (c != 0 for / and %), the quotient truncated towards zero."""
+    if op not in DIVIDING:
+        return x + c if op == "+" else x - c if op == "-" else x * c
+    quotient = abs(x) // abs(c) * (1 if (x < 0) == (c < 0) else -1)
+    return quotient if op == "/" else x - c * quotient
+
+
+def _defined(op: str, c: int, span: Bounds, signed: bool, bits: int) -> Bounds | None:
+    """The x within ``span`` where ``x op c`` is defined (signed: in the type's range; MIN / -1
+    and MIN % -1 undefined); None: nowhere."""
+    if op in DIVIDING and c == 0:
+        return None
+    low, high = span
+    if signed:
+        least, most = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if op == "+":
+            low, high = max(low, least - c), min(high, most - c)
+        elif op == "-":
+            low, high = max(low, least + c), min(high, most + c)
+        elif op == "*" and c:
+            first, second = (least, most) if c > 0 else (most, least)
+            low, high = max(low, -(-first // c)), min(high, second // c)
+        elif op in DIVIDING and c == -1:
+            low = max(low, least + 1)
+    return (low, high) if low <= high else None
+
+
+def _congruence(alpha: int, beta: int, span: Bounds, modulus: int) -> Constant:
+    """Is alpha x + beta a multiple of ``modulus`` for no x within ``span`` (True), for every
+    one (False), or for some (None)? Solutions, if any, are every (modulus / g)-th x, g the
+    gcd of alpha and the modulus."""
+    g = math.gcd(alpha, modulus)
+    if beta % g:
+        return True
+    step = modulus // g
+    solution = (-beta // g) * pow(alpha // g, -1, step) % step
+    first = span[0] + (solution - span[0]) % step
+    if first > span[1]:
+        return True
+    return False if step == 1 or span[0] == span[1] else None
+
+
+def range_kill(original: str, mutant: str, left: Bounds, right: Bounds, signed: bool, bits: int,
+               kept: int) -> bool:
+    """Do ``x original y`` and ``x mutant y`` differ in the low ``kept`` bits wherever the
+    original is defined, x within ``left`` and y within ``right`` (values in the type computed
+    in)? For + and - against / and %, where D is never 0 (``_never_equal``) and never another
+    multiple of 2^kept (``_never_wrapped_equal``); False: not shown."""
+    pair = frozenset((original, mutant))
+    return (pair in _RANGE_PAIRS and _never_equal(pair, left, right)
+            and _never_wrapped_equal(pair, left, right, signed, bits, kept))
+
+
+_RANGE_PAIRS = frozenset({frozenset("+/"), frozenset("-/"), frozenset("+%"), frozenset("-%")})
+
+
+def _never_equal(pair: frozenset[str], left: Bounds, right: Bounds) -> bool:
+    """Is D never 0? x + y == x / y needs x <= -3 and 2 <= y < -x (for y > 0 and x = -n,
+    y = n - n / y, which has a solution from n = 3 on; for other signs |x + y| and |q| cannot
+    meet); x - y == x / y needs x >= 3 and 2 <= y < x (y = x - q); x + y == x % y iff
+    D = y (1 + q) is 0, q == -1: x and y of opposite signs; x - y == x % y iff D = y (q - 1)
+    is 0, q == 1: x and y of the same sign."""
+    (a1, a2), (b1, b2) = left, right
+    if pair == {"+", "/"}:
+        return a1 > -3 or b2 < 2 or b1 >= -a1
+    if pair == {"-", "/"}:
+        return a2 < 3 or b2 < 2 or b1 >= a2
+    if pair == {"+", "%"}:
+        return (a2 <= 0 or b1 >= 0) and (a1 >= 0 or b2 <= 0)
+    return (a2 <= 0 or b2 <= 0) and (a1 >= 0 or b1 >= 0)
+
+
+def _never_wrapped_equal(pair: frozenset[str], left: Bounds, right: Bounds, signed: bool,
+                         bits: int, kept: int) -> bool:
+    """Is D never a multiple of 2^kept other than 0? Where all bits count: signed values are
+    both in the type's range, and so are unsigned ones of x - y against q or x % y (where y > x,
+    q == 0 and D is x - y or -y), so |D| < 2^bits. For x, y >= 0 (y > 0 where the site is
+    defined or the mutant traps): x + y - q grows with x and with y, so 0 < D <= X + Y - X / Y
+    at the greatest X and Y; x + y - x % y is the least multiple of y above x, 0 < D <= x + y,
+    and a multiple 2^kept of it needs x >= 2^(kept - 1) or y >= 2^kept (D <= 2x where q >= 1, and
+    D = y where q == 0). In signed arithmetic D <= x + y is at most the type's maximum wherever
+    that sum is defined."""
+    if kept == bits and (signed or "-" in pair):
+        return True
+    (a1, a2), (b1, b2) = left, right
+    if a1 < 0 or b1 < 0 or "-" in pair:
+        return False
+    modulus = 1 << kept
+    most = a2 + b2 - a2 // max(b2, 1) if "/" in pair else a2 + b2
+    if signed:
+        most = min(most, (1 << (bits - 1)) - 1)
+    return most < modulus or "%" in pair and 2 * a2 < modulus and b2 < modulus
 
 
 # --- bitwise and shifts -----------------------------------------------------------------------

@@ -12,8 +12,9 @@ there. ``a + b`` and ``a - b`` differ iff ``b != 0`` for a signed result, and al
 ``b != 2^(bits-1)`` for an unsigned one (where ``a + b == a - b`` modulo 2^bits). A constant
 right operand, or one with few values (a comparison, ``_Bool``, ``char``), can make the kill
 condition constant (kill_rules.literal_kill: ``x - 1`` to ``x * 1``, ``x * 0`` to ``x / 0``,
-``x / -1`` to ``x * -1``), and so can small operands (two ``unsigned char``: ``a + b`` never
-equals ``a / b``): such mutants are not emitted.
+``x / -1`` to ``x * -1``), and so can the operands' ranges (kill_rules.range_kill: ``a + b``
+never equals ``a / b`` for a ``_Bool`` a, nor for an unsigned short b in unsigned int
+arithmetic): such mutants are not emitted.
 
 Floating values are the same when they compare equal or are both NaN: -0.0 equals 0.0 (as ``==``
 says; no comparison tells them apart), and a NaN mutant of a NaN original is no kill. Computing
@@ -44,7 +45,15 @@ from dataclasses import dataclass
 
 from clang.cindex import Cursor, TypeKind
 
-from .kill_rules import NO_POINT, Kill, both, literal_set_kill
+from .kill_rules import (
+    DIVIDING,
+    Bounds,
+    Kill,
+    both,
+    converted_bounds,
+    literal_set_kill,
+    range_kill,
+)
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .opaque import TEMP
@@ -65,13 +74,9 @@ from .wm_operands import Operand, operands
 group = "AOR"
 
 MUTANTS = by_original(AOR)
-DIVIDING = frozenset({"/", "%"})
 ARITHMETIC_KINDS = INTEGER_KINDS | FLOAT_KINDS
 # Floating mutants equivalent for a constant right operand of these values.
 FLOAT_EQUIVALENT = {frozenset("+-"): (0.0,), frozenset("*/"): (1.0, -1.0)}
-# For operands never negative and too small to overflow: a / b <= a <= a + b and a % b < b, equal
-# only for b == 0, which kills the mutant.
-NEVER_EQUAL_WHEN_SMALL = frozenset({frozenset("+/"), frozenset("+%")})
 FEW_VALUES = 256  # a right operand with fewer possible values has its kill conditions decided
 # Clobbers of an asm statement across which no x87 register may hold a value.
 X87_STACK = ", ".join(f'"st({n})"' if n else '"st"' for n in range(8))
@@ -134,7 +139,7 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
         elif result in UNSIGNED_SPELLING:
             computed = Computed(result, bit_width(site.cursor), bit_width(site.cursor))
             for operator in mutants:
-                kill = integer_kill(site.op, operator, right, computed, left)
+                kill = integer_kill(site.op, operator, left, right, computed)
                 if kill is not None:
                     emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
                                             code=kill.code,
@@ -246,21 +251,18 @@ def _by_zero(op: str, a: str, b: str, zero: bool) -> str:
     return f"{a} * (({computed})__builtin_inf() * (1 - 2 * !!__builtin_signbit(({computed}){b})))"
 
 
-def integer_kill(op: str, operator: Arithmetic, right: Operand, computed: Computed,
-                 left: Operand | None = None) -> Kill | None:
+def integer_kill(op: str, operator: Arithmetic, left: Operand, right: Operand,
+                 computed: Computed) -> Kill | None:
     """(code, record text): C templates true where ``x0 OP x1`` and ``x0 MUTANT x1`` differ in
-    the low ``computed.kept`` bits; None: not a label. ``left``: the left operand where its own
-    range may decide the kill condition (never for a narrowed value). The record says it as
-    it reads (``b != 0 && a / b != a + b``); the code computes the same without a branch
-    (``divided``): a branch in a label is a block of its own, a coverage edge of the label's
-    code that the fuzzer would count, and a jump for the compiler to lay out."""
+    the low ``computed.kept`` bits; None: not a label, where the operands' ranges make that
+    constant (``_constant``). The record says it as it reads (``b != 0 && a / b != a + b``);
+    the code computes the same without a branch (``divided``): a branch in a label is a block
+    of its own, a coverage edge of the label's code that the fuzzer would count, and a jump for
+    the compiler to lay out."""
     unsigned, bits, signed = UNSIGNED_SPELLING[computed.kind], computed.bits, computed.signed
     mutant = operator.mutant
     values = _right_values(right, signed, bits)
-    if values is not None and _constant(op, mutant, values, computed):
-        return None
-    if frozenset((op, mutant)) in NEVER_EQUAL_WHEN_SMALL and signed and left is not None \
-            and left.below_half(bits) and right.below_half(bits):
+    if _constant(op, mutant, left, right, values, computed):
         return None
     if operator.simplified is not None and not computed.narrowed:
         if signed or right.own_bits < bits:  # a narrower operand never converts to 2^(bits-1)
@@ -287,21 +289,33 @@ def differ_in(first: str, second: str, unsigned: str, computed: Computed) -> str
     return f"(({first} ^ {second}) & ((({unsigned})1 << {computed.kept}) - 1)) != 0"
 
 
-def _constant(op: str, mutant: str, values: tuple[int, ...], computed: Computed) -> bool:
-    """Is the kill condition the same for every left operand (not a label)? For a narrowed
-    value: + - * are exact modulo 2^kept, where kill_rules decides them as unsigned
-    arithmetic of that width; with / or %, only values already equal before narrowing (or
-    never defined), and a mutant dividing by a zero constant, are decided."""
-    signed, bits = computed.signed, computed.bits
-    if not computed.narrowed:
-        return literal_set_kill(op, mutant, values, signed, bits) is not None
-    if not {op, mutant} & DIVIDING:
-        size = 1 << computed.kept
-        return literal_set_kill(op, mutant, [v % size for v in values], False,
-                                computed.kept) is not None
-    if values == (0,) and mutant in DIVIDING:
+def _constant(op: str, mutant: str, left: Operand, right: Operand,
+              values: tuple[int, ...] | None, computed: Computed) -> bool:
+    """Is the kill condition the same wherever the site is defined (not a label)? Decided from
+    the right operand's ``values`` where it has few and the left operand's range
+    (kill_rules.literal_set_kill), else from both ranges (kill_rules.range_kill). Where the
+    value is narrowed, + - * are exact modulo 2^kept: decided as unsigned arithmetic of that
+    width, over every residue of the right operand where there are few (``x += y`` against
+    ``x -= y`` store the same bit to a 1-bit object whatever y is)."""
+    signed, bits, kept = computed.signed, computed.bits, computed.kept
+    if computed.narrowed and not {op, mutant} & DIVIDING:
+        size = 1 << kept
+        if values is None and size > FEW_VALUES:
+            return False
+        residues = range(size) if values is None else {v % size for v in values}
+        return literal_set_kill(op, mutant, residues, (0, size - 1), False, kept, kept) is not None
+    first, second = (converted_bounds(_bounds(operand, computed), signed, bits)
+                     for operand in (left, right))
+    if values is not None \
+            and literal_set_kill(op, mutant, values, first, signed, bits, kept) is not None:
         return True
-    return literal_set_kill(op, mutant, values, signed, bits) in (False, NO_POINT)
+    return range_kill(op, mutant, first, second, signed, bits, kept)
+
+
+def _bounds(operand: Operand, computed: Computed) -> Bounds:
+    """The operand's least and greatest value (any of the type computed in if not known)."""
+    half = 1 << (computed.bits - 1)
+    return operand.bounds or ((-half, half - 1) if computed.signed else (0, 2 * half - 1))
 
 
 class _Divisors:
@@ -347,12 +361,11 @@ def divided(divisors: _Divisors) -> str:
 
 def _right_values(right: Operand, signed: bool, bits: int) -> tuple[int, ...] | None:
     """The values the right operand can have in the result type, when few are known: a
-    constant's, or those of a narrow type (``_Bool``, a comparison result, ``char``)."""
-    if isinstance(right.value, int):
-        values = [right.value]
-    elif right.bounds is not None and right.bounds[1] - right.bounds[0] < FEW_VALUES:
-        values = list(range(right.bounds[0], right.bounds[1] + 1))
-    else:
+    constant's, or those of a narrow type (``_Bool``, a comparison result, ``char``, a narrow
+    bit-field)."""
+    bounds = right.bounds
+    if bounds is None or bounds[1] - bounds[0] >= FEW_VALUES:
         return None
     size = 1 << bits
-    return tuple(v % size - (size if signed and v % size >= size >> 1 else 0) for v in values)
+    return tuple(v % size - (size if signed and v % size >= size >> 1 else 0)
+                 for v in range(bounds[0], bounds[1] + 1))

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from clang.cindex import TypeKind
 
+from .kill_rules import DIVIDING
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import ASR, Arithmetic, Assignment, by_original
 from .sites import ASSIGNMENT, Binop, Function
 from .unit import FLOAT_KINDS, INTEGER_KINDS, SIGNED_KINDS
 from .wm_aor import (
-    DIVIDING,
     OFFSET_KILL,
     Computed,
     Holding,
@@ -87,8 +87,7 @@ def _label_integer(site: Binop, target: Operand, value: Operand,
             emit.left_out()
             continue
         else:
-            kill = integer_kill(op, underlying, value, computed,
-                                None if computed.narrowed else target)
+            kill = integer_kill(op, underlying, target, value, computed)
         if kill is not None:
             emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
                                     code=kill.code,

@@ -29,7 +29,7 @@ object assigned count.
 
 from __future__ import annotations
 
-from .kill_rules import Bounds, Kill, bitwise_constant, both, unsigned_intervals
+from .kill_rules import Kill, bitwise_constant, both, unsigned_intervals
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
 from .operators import BOR, SHIFT, Bitwise, by_original
@@ -119,7 +119,7 @@ def _never_differ(left: Operand, right: Operand, computed: Computed) -> bool:
     undefined): where the value is then 0, or the amount 0, they are equal; where the value is
     0 or 1, they differ only for an amount from 1 to below the bits kept (1 << b is 2^b, 1 >> b
     is 0: a 1-bit object stores 0 both ways)."""
-    values, amounts = _range(left), _range(right)
+    values, amounts = left.bounds, right.bounds
     if values is None or amounts is None:
         return False
     most = values[1] if computed.signed or values[0] >= 0 else (1 << computed.bits) - 1
@@ -129,13 +129,6 @@ def _never_differ(left: Operand, right: Operand, computed: Computed) -> bool:
     if most <= 0 or most_amount < 1:
         return True
     return most == 1 and computed.kept <= max(least_amount, 1)
-
-
-def _range(operand: Operand) -> Bounds | None:
-    """The least and greatest value of an integer operand (a constant's: its value)."""
-    if operand.constant:
-        return (operand.value, operand.value) if isinstance(operand.value, int) else None
-    return operand.bounds
 
 
 def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Computed) -> bool:
@@ -157,8 +150,6 @@ def _constant(operator: Bitwise, left: Operand, right: Operand, computed: Comput
 
 def _values(operand: Operand) -> list[int] | None:
     """The values of an operand that is a constant or has few."""
-    if operand.constant:
-        return [operand.value] if isinstance(operand.value, int) else None
     bounds = operand.bounds
     if bounds is not None and bounds[1] - bounds[0] < FEW_VALUES:
         return list(range(bounds[0], bounds[1] + 1))

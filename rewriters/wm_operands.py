@@ -14,7 +14,7 @@ from functools import cached_property
 
 from clang.cindex import Cursor, TypeKind
 
-from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Bounds, Orderings, unsigned_intervals
+from .kill_rules import EQ, EVERY, GT, LT, ORDERED, Bounds, Orderings, converted_bounds
 from .operators import LOGICAL, RELATIONAL
 from .ops import binary_op, constant_number, unary_op
 from .safety import is_bitfield_ref
@@ -116,8 +116,12 @@ class Operand:
 
     @property
     def bounds(self) -> Bounds | None:
-        """The least and greatest integer value it can have as written (a bit-field's: those
-        of its width, not of its declared type); None if not an integer."""
+        """The least and greatest integer value it can have as written (a constant's: its
+        value; a bit-field's: those of its width, not of its declared type); None if not an
+        integer."""
+        value = self.value
+        if isinstance(value, int):
+            return value, value
         if self.boolean or self.own == TypeKind.BOOL:
             return 0, 1
         if not self.integer:
@@ -126,12 +130,6 @@ class Operand:
         if self.own in SIGNED_KINDS:
             return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return 0, (1 << bits) - 1
-
-    def below_half(self, bits: int) -> bool:
-        """Never negative and below 2^(bits-1): a narrower unsigned type or bit-field, or a
-        0/1 result."""
-        bounds = self.bounds
-        return bounds is not None and bounds[0] >= 0 and bounds[1] < 1 << (bits - 1)
 
     @property
     def promoted_unsigned(self) -> bool:
@@ -194,18 +192,11 @@ def against(left: Operand, right: Operand) -> Orderings:
 
 def _compared(operand: Operand) -> Bounds | None:
     """The values an operand of an integer comparison can have converted to the type it is
-    compared in (a constant's: its value); None if it is no integer."""
-    if operand.converted not in INTEGER_KINDS:
+    compared in; None if it is no integer."""
+    bounds = operand.bounds
+    if bounds is None or operand.converted not in INTEGER_KINDS:
         return None
-    value = operand.value
-    if operand.constant:
-        bounds = (value, value) if isinstance(value, int) else None
-    else:
-        bounds = operand.bounds
-    if bounds is None or operand.converted in SIGNED_KINDS:
-        return bounds
-    intervals = unsigned_intervals(bounds, bit_width(operand.cursor))  # -1: the greatest
-    return intervals[0][0], intervals[-1][1]
+    return converted_bounds(bounds, operand.converted in SIGNED_KINDS, bit_width(operand.cursor))
 
 
 def _orderings(first: Bounds, second: Bounds) -> Orderings:

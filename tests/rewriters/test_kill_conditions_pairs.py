@@ -38,9 +38,9 @@ on a wide bit-field, ASR's ``/=`` and ``%=`` (and mutants to them) of a wide uns
 and an operand that can be negative, and COR mutants that read a bit-field right operand
 ``&&``/``||`` skips (``PairSite.left_out``).
 
-Defects the brute force found are ``KNOWN``: the main test leaves the failures each explains
-out, and ``test_known_defect`` checks each one's examples alone, marked ``xfail(strict=True)``
-so that a fix shows (then remove the entry)."""
+Defects the brute force finds and ffcc does not fix yet go in ``KNOWN`` (none at present): the
+main test leaves the failures each explains out, and ``test_known_defect`` checks each one's
+examples alone, marked ``xfail(strict=True)`` so that a fix shows (then remove the entry)."""
 
 from __future__ import annotations
 
@@ -205,25 +205,6 @@ class Failure:
     # "flags"
     text: str
 
-    @property
-    def always(self) -> bool:
-        """A trivial label that always fires (else: never)."""
-        return self.text.endswith("differs {1} everywhere")
-
-    @property
-    def binary(self) -> bool:
-        """At a site of a binary operator or a compound assignment."""
-        return self.site_kind not in ("idr", "uod")
-
-
-def _narrow_field(kind: Kind) -> bool:
-    """A bit-field narrower than its declared type: fewer values than ffcc assumes."""
-    return 0 < kind.width < _bits(kind.declared)
-
-
-def _bits(declared: str) -> int:
-    return {"int": 32, "unsigned": 32, "long long": 64, "unsigned long long": 64}[declared]
-
 
 @dataclass(frozen=True)
 class Defect:
@@ -236,34 +217,7 @@ class Defect:
     explains: Callable[[Failure], bool]
 
 
-KNOWN: tuple[Defect, ...] = (
-    Defect("AOR and ASR labels whose kill condition a narrow bit-field's values make constant "
-           "stay: `s.x += b` -> `-=` on a 1-bit field (2b is 0 in one bit); `s.x += b` -> `/=` "
-           "of a narrow field and a _Bool b",
-           (("gcc", "u1", "int", "+="), ("clang", "u1", "int", "+=")),
-           lambda f: f.rule == "trivial" and f.operator_id.startswith(("wm.aor.", "wm.asr."))
-           and f.op not in ("<<=", ">>=")
-           and (_narrow_field(KINDS[f.left]) or _narrow_field(KINDS[f.right]))),
-    Defect("AOR and ASR mutants that differ at every point where both are defined are labelled "
-           "when an operand's range makes them so (a label that always fires): `_Bool a; int "
-           "b;` a + b -> a / b, a - b -> a / b; a non-negative a in signed arithmetic (`unsigned "
-           "a; long b;` a + b -> a / b); a small divisor in unsigned arithmetic (`unsigned a; "
-           "unsigned short b;` a + b -> a / b: a + b == a / b needs b * b > 2^32); `signed char a; "
-           "_Bool b;` a += b -> a /= b (b is 1 wherever /= is defined)",
-           (("gcc", "bool", "int", "+"), ("clang", "bool", "int", "+")),
-           lambda f: f.rule == "trivial" and f.always and f.binary
-           and f.operator_id.startswith(("wm.aor.", "wm.asr."))
-           and (_nonnegative(KINDS[f.left]) or _few(KINDS[f.right]))),
-)
-
-
-def _nonnegative(kind: Kind) -> bool:
-    return kind.bounds is not None and kind.bounds[0] >= 0
-
-
-def _few(kind: Kind) -> bool:
-    """At most 2^16 values."""
-    return kind.bounds is not None and kind.bounds[1] - kind.bounds[0] < 1 << 16
+KNOWN: tuple[Defect, ...] = ()
 
 
 def known(failure: Failure) -> Defect | None:
@@ -363,7 +317,9 @@ def _negative(kind: Kind) -> bool:
 
 def dense(kind: Kind) -> list[str]:
     """A denser grid, where a label constant on the grid looks for a point that is not: every
-    small value, powers of two and their neighbours, the extremes and theirs."""
+    small value, powers of two and their neighbours, the extremes and theirs, and the x where
+    x + x / m is near 2^k + m, for m from 2 to 8 (``x += -m`` and ``x /= -m`` store the same
+    in k bits there: an ``unsigned char`` 208 and -4)."""
     if kind.floating:
         suffix = {"float": "f", "double": "", "long double": "L"}[kind.declared]
         powers = [f"{sign}0x1p{k}{suffix}" for k in range(-4, 70, 3) for sign in ("", "-")]
@@ -372,6 +328,8 @@ def dense(kind: Kind) -> list[str]:
     values = set(range(-20, 21)) | {low + d for d in range(4)} | {high - d for d in range(4)}
     values |= {sign * ((1 << k) + d) for k in range(1, 65) for d in range(-2, 3)
                for sign in (1, -1)}
+    values |= {((1 << k) + m) * m // (m + 1) + d for k in range(1, 65) for m in range(2, 9)
+               for d in range(-2, 3)}
     return [f"(-{-v - 1}LL - 1)" if v < 0 else f"{v}ull" for v in sorted(values)
             if low <= v <= high]
 
