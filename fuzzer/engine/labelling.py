@@ -47,10 +47,15 @@ class Labelling:
         if self.retirement is None:
             return
         retired = self.retirement.retire_covered(virgin, hits(), targeted)
-        if len(retired):
-            every = self.retirement.closed_now > 0
-            self._stale |= {entry.id for entry in queue
-                            if every or np.isin(retired, entry.edges).any()}
+        if not len(retired):
+            return
+        if self.retirement.closed_now > 0:
+            self._stale |= {entry.id for entry in queue}
+            return
+        now_retired = np.zeros(len(virgin), dtype=bool)  # one lookup per entry, not a search
+        now_retired[retired] = True
+        self._stale |= {entry.id for entry in queue
+                        if entry.id not in self._stale and now_retired[entry.edges].any()}
 
     def checksum_of(self, entry: QueueEntry, executor: Executor) -> int:
         """The entry's trace checksum as its runs have it now (trimming and input-to-state
