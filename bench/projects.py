@@ -195,7 +195,7 @@ BZIP2_CHECK = (
     " LD_LIBRARY_PATH=. ./bzip2-shared -d < sample$n.bz2 | cmp - sample$n.ref || rc=1;"
     " done; exit $rc")
 BZIP2 = Project(
-    "bzip2", ("bzip2",), (), "sed -i 's/^CC=gcc$/CC={cc}/' Makefile Makefile-libbz2_so",
+    "bzip2", ("bzip2",), (), "sed -i 's|^CC=gcc$|CC={cc}|' Makefile Makefile-libbz2_so",
     "make -f Makefile-libbz2_so && rm -f *.o && make -j2 libbz2.a bzip2 bzip2recover",
     BZIP2_CHECK, counts=cmp_counts,
     roundtrip="mkdir -p roundtrip && cat *.c *.h sample1.ref sample2.ref > roundtrip/input"
