@@ -79,18 +79,9 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
         placement = _Placement(site, function,
                                [(len(labels) + i, request) for i, request in enumerate(requests)],
                                len(placements))
-        frame, slots = frames.slots(placement)
-        mark = edits.checkpoint()
-        try:
-            _place(unit, edits, placement, slots)
-        except EditConflict:
-            edits.rollback(mark)
-            if frame is not None:
-                frame.discard()
+        if not frames.place(edits, placement):
             by_site[id(site)] = (function, requests)
             continue
-        if frame is not None:
-            frame.commit()
         labels += _records(unit, function, site, placement.indexed, also, placement.number, keys)
         placements.append(placement)
     frames.declare(edits)
@@ -123,15 +114,26 @@ class _Frames:
         self.unit = unit
         self._frames: dict[int, Frame | None] = {}
 
-    def slots(self, placement: _Placement) -> tuple[Frame | None, Slots | None]:
-        """The frame of the placement's function, and the slots of its full expression."""
+    def place(self, edits: EditSet, placement: _Placement) -> bool:
+        """Edit the placement's site, its temporaries in its function's frame; False, with
+        ``edits`` and the frame as they were, when its edits conflict with earlier ones."""
         function, site = placement.function, placement.site
         if id(function) not in self._frames:
             self._frames[id(function)] = frame_of(self.unit, function.cursor)
         frame = self._frames[id(function)]
         slots = None if frame is None or site.full_expression is None else frame.slots(
             site.full_expression)
-        return frame, slots
+        mark = edits.checkpoint()
+        try:
+            _place(self.unit, edits, placement, slots)
+        except EditConflict:
+            edits.rollback(mark)
+            if frame is not None:
+                frame.discard()
+            return False
+        if frame is not None:
+            frame.commit()
+        return True
 
     def declare(self, edits: EditSet) -> None:
         """Each frame's temporaries, declared at the top of its function body."""
@@ -156,14 +158,9 @@ def _lean_text(unit: Unit, placements: list[_Placement], compiled_out: frozenset
                    if index not in compiled_out]
         if not indexed:
             continue
-        kept = _Placement(placement.site, placement.function, indexed, placement.number)
-        frame, slots = frames.slots(kept)
-        try:
-            _place(unit, edits, kept, slots)
-        except EditConflict:
+        if not frames.place(edits, _Placement(placement.site, placement.function, indexed,
+                                              placement.number)):
             return None
-        if frame is not None:
-            frame.commit()
     frames.declare(edits)
     return edits.apply().decode(errors="surrogateescape")
 

@@ -279,8 +279,7 @@ class Campaign:
         mask = None
         if selection.use_mask:
             also = np.zeros(0, np.int64) if self.config.target_trim else \
-                np.array([b for b in selection.rare if b != target
-                          and (entry.id, int(b)) not in self.focuses][:MASKS_PER_PROBE], np.int64)
+                self.unmasked(selection, target)
             mask, also_masks = empty_mask(len(data)), np.zeros((len(also), len(data) + 1), np.uint8)
             if not self.run_stage(stages.mask_probes(data, mask, target, self.block_level,
                                                      also, also_masks), entry):
@@ -290,6 +289,13 @@ class Campaign:
         focus = Focus(target, data, mask)
         self.focuses.put(entry.id, focus, entry.data)
         return focus
+
+    def unmasked(self, selection: Selection, target: int) -> np.ndarray:
+        """The selection's rarest branches besides `target` without a kept mask for its
+        entry, at most MASKS_PER_PROBE: those its mask probes make masks for as well."""
+        entry = selection.entry
+        return np.array([branch for branch in selection.rarest.tolist() if branch != target
+                         and (entry.id, branch) not in self.focuses][:MASKS_PER_PROBE], np.int64)
 
     def run_stage(self, stage: stages.Stage, parent: QueueEntry,
                   partners: tuple[QueueEntry, ...] = ()) -> bool:

@@ -34,7 +34,7 @@ class Selection:
     target: int | None = None
     use_mask: bool = False
     deterministic_allowed: bool = True
-    rare: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    rarest: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 # One walk's select: (entry, queue, cycle, rng) -> the selection or None.
@@ -341,7 +341,7 @@ class FairFuzzScheduler(Scheduler):
             self._targeted = np.append(self._targeted, target)
         self._selected_in_cycle = True
         return Selection(entry, target=target, use_mask=self.use_mask,
-                         rare=rarest(entry.edges, hits, cutoffs, MASKS_PER_PROBE + 1))
+                         rarest=rarest(entry.edges, hits, cutoffs, MASKS_PER_PROBE + 1))
 
     def targeted(self) -> np.ndarray:
         return self._targeted
