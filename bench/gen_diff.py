@@ -14,12 +14,16 @@ code under -pedantic-errors, say).  What is left can only differ through ffcc.
 Failure classes, each kept under ``--out`` with the program, the outputs and ``repro.sh``:
 ``differ`` (a labelled run shows something else), ``fallback`` (the labelled build refused
 by --labels-required: a file ffcc could not label, or whose labelled code did not compile),
-``crash`` (a Python traceback from ffcc itself).  ``--reduce`` runs C-Reduce's successor
+``crash`` (a Python traceback from ffcc itself).  ``--spread`` puts each program on one axis,
+the axes in turn, so that N programs cover every axis N / axes times; every judgement is
+appended to ``--out``'s journal.jsonl, and ``--resume`` runs only what the journal lacks (a
+long run goes on where a stopped one left off).  ``--reduce`` runs C-Reduce's successor
 cvise on the first case of each class and axis, with an interestingness test (this script's
 ``check`` command) that keeps the class and the program free of undefined behaviour.
 
     nice python bench/gen_diff.py -n 40 --seed 1 --axes base,ubsan --out /tmp/gen_out
     python bench/gen_diff.py -n 200 --axes all --workers 2
+    nice python bench/gen_diff.py -n 2000 --axes all --spread --resume --server --out ~/gen2000
     python bench/gen_diff.py check --case /tmp/gen_out/differ/gen-3-base-gcc-O2 prog.c
 
 Build cost is CPU time (wait4's rusage of ffcc and its compilers) with ``FFCC_SERVER=0``, so
@@ -38,12 +42,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.gen_c import Style, generate  # noqa: E402
@@ -128,6 +133,21 @@ class Verdict:
     cells: list[Cell] = field(default_factory=list)
     failures: list[tuple[str, Cell]] = field(default_factory=list)
     labels: int = 0
+
+    def record(self) -> dict[str, Any]:
+        """What the journal keeps of it: enough for the table, without the outputs."""
+        costs = [[0.0, 0.0], [0.0, 0.0]]  # build and run CPU: plain, labelled
+        if self.outcome in ("ok", "differ"):
+            for c in self.cells:
+                if c.plain_build and c.labelled_build and c.plain_run and c.labelled_run:
+                    costs[0][0] += c.plain_build.cpu
+                    costs[0][1] += c.labelled_build.cpu
+                    costs[1][0] += c.plain_run.cpu
+                    costs[1][1] += c.labelled_run.cpu
+        return {"program": self.program.name, "generator": self.program.generator,
+                "seed": self.program.seed, "axis": self.axis, "outcome": self.outcome,
+                "labels": self.labels, "build_cpu": costs[0], "run_cpu": costs[1],
+                "failures": [f"{cls} {c.cc}{c.level}" for cls, c in self.failures]}
 
 
 # -- processes -------------------------------------------------------------------------------
@@ -216,23 +236,21 @@ class Settings:
     server: bool
 
 
-def build_and_run(cell: Cell, workdir: Path, flags: list[str], settings: Settings) -> None:
-    """Both builds of one cell, and the runs of those that built."""
+def build_and_run(cell: Cell, workdir: Path, flags: list[str], settings: Settings,
+                  labelled: bool) -> None:
+    """One build of one cell (plain or labelled), and its run if it built."""
     env = {} if settings.server else {"FFCC_SERVER": "0"}
     run_env = {"UBSAN_OPTIONS": "print_stacktrace=0:print_summary=0", "ASAN_OPTIONS": "detect_leaks=1"}
-    for labelled in (False, True):
-        binary = f"{'labelled' if labelled else 'plain'}-{cell.cc}{cell.level}"
-        built = measure(build_argv(settings.ffcc, cell.cc, cell.level, flags, labelled, binary),
-                        workdir, BUILD_TIMEOUT, env)
-        ran = measure([f"./{binary}"], workdir, settings.run_timeout, run_env) \
-            if built.status == 0 else None
-        if labelled:
-            cell.labelled_build, cell.labelled_run = built, ran
-            cell.labels = label_count(workdir / binary)
-        else:
-            cell.plain_build, cell.plain_run = built, ran
-            if built.status != 0:
-                return  # nothing to compare the labelled build with
+    binary = f"{'labelled' if labelled else 'plain'}-{cell.cc}{cell.level}"
+    built = measure(build_argv(settings.ffcc, cell.cc, cell.level, flags, labelled, binary),
+                    workdir, BUILD_TIMEOUT, env)
+    ran = measure([f"./{binary}"], workdir, settings.run_timeout, run_env) \
+        if built.status == 0 else None
+    if labelled:
+        cell.labelled_build, cell.labelled_run = built, ran
+        cell.labels = label_count(workdir / binary)
+    else:
+        cell.plain_build, cell.plain_run = built, ran
 
 
 def failure_of(cell: Cell) -> str | None:
@@ -252,26 +270,33 @@ def failure_of(cell: Cell) -> str | None:
 
 def suspect(cells: list[Cell]) -> str | None:
     """Why the plain builds make the program suspect of undefined behaviour, or None."""
-    runs = [c.plain_run for c in cells]
-    if any(r is None for r in runs):
-        return None  # a plain build failed: the caller skips the axis
-    if any(r.status is None for r in runs if r):
+    runs = [c.plain_run for c in cells if c.plain_run is not None]  # those that were built
+    if any(r.status is None for r in runs):
         return "timeout"
-    if any(SANITIZER_REPORT.search(r.stderr) for r in runs if r):
+    if any(SANITIZER_REPORT.search(r.stderr) for r in runs):
         return "sanitizer"
-    seen = {r.observed() for r in runs if r}
+    seen = {r.observed() for r in runs}
     return "plain-builds-disagree" if len(seen) > 1 else None
 
 
 def examine(program: Program, axis: str, settings: Settings) -> Verdict:
-    """Build, run and judge one program on one axis, keeping what fails."""
+    """Build, run and judge one program on one axis, keeping what fails.  Every plain build
+    runs first, and the labelled builds only when the plain ones leave something to compare:
+    a plain run that times out or disagrees makes the labelled builds pointless."""
     with tempfile.TemporaryDirectory(prefix="gen_diff.") as tmp:
         workdir = Path(tmp)
         (workdir / "prog.c").write_text(source_of(program, axis))
         flags = extra_flags(program, axis)
         cells = [Cell(cc, level) for cc in COMPILERS for level in LEVELS]
         for cell in cells:
-            build_and_run(cell, workdir, flags, settings)
+            build_and_run(cell, workdir, flags, settings, labelled=False)
+            if cell.plain_run is None or cell.plain_run.status is None:
+                break  # skipped or dropped whatever the other cells do
+        verdict = judge(program, axis, cells)
+        if verdict.outcome != "ok":
+            return verdict
+        for cell in cells:
+            build_and_run(cell, workdir, flags, settings, labelled=True)
         verdict = judge(program, axis, cells)
         for cls, cell in verdict.failures:
             keep_case(verdict, cls, cell, workdir, flags, settings)
@@ -285,14 +310,14 @@ def judge(program: Program, axis: str, cells: list[Cell]) -> Verdict:
         verdict.failures = [("crash", c) for c in crashes]
         verdict.outcome = "crash"
         return verdict
-    if any(c.plain_build is None or c.plain_build.status != 0 for c in cells):
+    if any(c.plain_build is not None and c.plain_build.status != 0 for c in cells):
         verdict.outcome = "skipped"
         return verdict
     why = suspect(cells)
     if why:
         verdict.outcome = f"dropped:{why}"
         return verdict
-    verdict.failures = [(cls, c) for c in cells if (cls := failure_of(c))]
+    verdict.failures = [(cls, c) for c in cells if c.labelled_build and (cls := failure_of(c))]
     if verdict.failures:
         verdict.outcome = min(cls for cls, _ in verdict.failures)  # crash < differ < fallback
     return verdict
@@ -353,7 +378,8 @@ def check(case_path: Path, source: Path) -> bool:
     if case["class"] != "crash" and not sound(workdir, case["flags"], case["run_timeout"]):
         return False
     cell = Cell(case["cc"], case["level"])
-    build_and_run(cell, workdir, case["flags"], settings)
+    for labelled in (False, True):
+        build_and_run(cell, workdir, case["flags"], settings, labelled)
     if cell.plain_build is None or cell.plain_build.status != 0 and case["class"] != "crash":
         return False
     if case["class"] == "crash":
@@ -411,7 +437,7 @@ def reduce(case_path: Path, timeout: float) -> Path | None:
 
 @dataclass
 class Tally:
-    """Counts and costs of one axis."""
+    """Counts and costs of one axis (or generator)."""
 
     programs: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
@@ -419,23 +445,18 @@ class Tally:
     build_cpu: list[float] = field(default_factory=lambda: [0.0, 0.0])  # plain, labelled
     run_cpu: list[float] = field(default_factory=lambda: [0.0, 0.0])
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, record: dict[str, Any]) -> None:
+        """One journal record (Verdict.record)."""
         self.programs += 1
-        self.outcomes[verdict.outcome.split(":")[0]] += 1
-        if verdict.outcome.startswith("dropped"):
-            self.outcomes[verdict.outcome] += 1
-        if verdict.labels:
-            self.labels.append(verdict.labels)
-        if verdict.outcome in ("ok", "differ"):
-            self.add_costs(verdict.cells)
-
-    def add_costs(self, cells: list[Cell]) -> None:
-        for c in cells:
-            if c.plain_build and c.labelled_build and c.plain_run and c.labelled_run:
-                self.build_cpu[0] += c.plain_build.cpu
-                self.build_cpu[1] += c.labelled_build.cpu
-                self.run_cpu[0] += c.plain_run.cpu
-                self.run_cpu[1] += c.labelled_run.cpu
+        outcome = record["outcome"]
+        self.outcomes[outcome.split(":")[0]] += 1
+        if outcome.startswith("dropped"):
+            self.outcomes[outcome] += 1
+        if record["labels"]:
+            self.labels.append(record["labels"])
+        for total, pair in ((self.build_cpu, record["build_cpu"]), (self.run_cpu, record["run_cpu"])):
+            total[0] += pair[0]
+            total[1] += pair[1]
 
 
 def ratio(pair: list[float]) -> str:
@@ -465,23 +486,50 @@ def table(tallies: dict[str, Tally], first: str = "axis") -> str:
 # -- driver ----------------------------------------------------------------------------------
 
 
-def jobs(progs: list[Program], axes: list[str]) -> Iterator[tuple[Program, str]]:
-    for program in progs:
-        for axis in axes:
-            yield program, axis
+def jobs(progs: list[Program], axes: list[str], spread: bool) -> list[tuple[Program, str]]:
+    """Every program on every axis, or (``spread``) each program on one axis, in turn."""
+    if spread:
+        return [(program, axes[n % len(axes)]) for n, program in enumerate(progs)]
+    return [(program, axis) for program in progs for axis in axes]
 
 
-def run_all(progs: list[Program], axes: list[str], settings: Settings, workers: int,
-            by_generator: dict[str, Tally]) -> tuple[dict[str, Tally], list[Verdict]]:
-    """Every program on every axis, ``workers`` at a time; prints each failure as it comes."""
-    tallies: dict[str, Tally] = defaultdict(Tally)
+class Journal:
+    """journal.jsonl under --out: one record per program and axis judged, appended as each
+    finishes, so that a run stopped (Ctrl-C, a machine that goes away) resumes where it was
+    with --resume and its table counts every record."""
+
+    def __init__(self, out: Path, resume: bool) -> None:
+        self.path = out / "journal.jsonl"
+        if not resume:
+            self.path.unlink(missing_ok=True)
+        self.records: list[dict[str, Any]] = []
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    self.records.append(json.loads(line))
+                except ValueError:
+                    pass  # a line cut short when the run was killed: that job runs again
+        self.done = {(r["program"], r["axis"]) for r in self.records}
+        self.lock = threading.Lock()
+
+    def add(self, record: dict[str, Any]) -> None:
+        with self.lock, open(self.path, "a") as journal:
+            journal.write(json.dumps(record) + "\n")
+            self.records.append(record)
+
+
+def run_all(todo: list[tuple[Program, str]], settings: Settings, workers: int,
+            journal: Journal) -> list[Verdict]:
+    """The jobs not in the journal yet, ``workers`` at a time; prints each as it comes and
+    returns those that failed."""
     failed: list[Verdict] = []
     pool = ThreadPoolExecutor(max_workers=workers)
+    left = [job for job in todo if (job[0].name, job[1]) not in journal.done]
     try:
-        for verdict in pool.map(lambda job: examine(job[0], job[1], settings), jobs(progs, axes)):
-            tallies[verdict.axis].add(verdict)
-            by_generator[verdict.program.generator].add(verdict)
-            print(f"{verdict.outcome}: {verdict.program.name} on {verdict.axis}"
+        for verdict in pool.map(lambda job: examine(job[0], job[1], settings), left):
+            journal.add(verdict.record())
+            print(f"[{len(journal.records)}/{len(todo)}] {verdict.outcome}: "
+                  f"{verdict.program.name} on {verdict.axis}"
                   + "".join(f", {cls} {c.cc}{c.level}" for cls, c in verdict.failures), flush=True)
             if verdict.failures:
                 failed.append(verdict)
@@ -489,7 +537,15 @@ def run_all(progs: list[Program], axes: list[str], settings: Settings, workers: 
         print("interrupted", flush=True)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    return dict(tallies), failed
+    return failed
+
+
+def tallies(records: list[dict[str, Any]], key: str) -> dict[str, Tally]:
+    """The records counted per ``key`` ("axis" or "generator")."""
+    counted: dict[str, Tally] = defaultdict(Tally)
+    for record in records:
+        counted[record[key]].add(record)
+    return dict(counted)
 
 
 def reduce_failures(failed: list[Verdict], out: Path, timeout: float) -> None:
@@ -524,15 +580,19 @@ def main_run(args: argparse.Namespace) -> int:
     settings = Settings(args.ffcc, Path(args.out).resolve(), args.run_timeout, args.server)
     settings.out.mkdir(parents=True, exist_ok=True)
     progs = programs(args.n, args.seed, available_generators(args.generators.split(",")))
+    todo = jobs(progs, parse_axes(args.axes), args.spread)
+    journal = Journal(settings.out, args.resume)
     started = time.monotonic()
-    by_generator: dict[str, Tally] = defaultdict(Tally)
-    tallies, failed = run_all(progs, parse_axes(args.axes), settings, args.workers, by_generator)
-    print(f"\n{len(progs)} programs, {time.monotonic() - started:.0f} s; cases in {settings.out}")
-    print(table(tallies))
-    print("\nby generator:\n" + table(dict(by_generator), "generator"))
+    failed = run_all(todo, settings, args.workers, journal)
+    wanted = {(program.name, axis) for program, axis in todo}
+    records = [r for r in journal.records if (r["program"], r["axis"]) in wanted]
+    print(f"\n{len(records)} of {len(todo)} programs x axes, {time.monotonic() - started:.0f} s "
+          f"this run; cases in {settings.out}")
+    print(table(tallies(records, "axis")))
+    print("\nby generator:\n" + table(tallies(records, "generator"), "generator"))
     if args.reduce:
         reduce_failures(failed, settings.out, args.reduce_timeout)
-    return 1 if failed else 0
+    return 1 if any(r["failures"] for r in records) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -550,6 +610,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated, or all: {', '.join(AXES)}")
     parser.add_argument("--generators", default="csmith,gen")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--spread", action="store_true",
+                        help="each program on one axis, the axes in turn (default: every axis)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep --out's journal and run only what it does not hold")
     parser.add_argument("--out", default="gen_diff_out")
     parser.add_argument("--ffcc", default="ffcc")
     parser.add_argument("--run-timeout", type=float, default=RUN_TIMEOUT)
