@@ -26,20 +26,28 @@ Configurations (--configs):
   ffuzz-2phase  ffuzz on the ffcc build, then on the --wm build (--labels-binary)
   afl-fuzz-c    AFL++ built from source (bench/rivals.py) with -c on its AFL_LLVM_CMPLOG build
   afl-fuzz      the same AFL++ without -c
+  afl-rb        the original FairFuzz (afl-rb, AFL 2.52b; bench/rivals.py build-fairfuzz) with
+                its defaults and -m none, on its afl-gcc build (no -c: it has none)
+  libfuzzer     bench/magma_bench.py only: LAVA-M's programs are not libFuzzer harnesses
 
 The corpus (--corpus: a git repository, URL or path, holding vanilla/lava_corpus/LAVA-M) is
 exported once into ~/.cache/ffcc-bench/lava-m/, where each program's builds are cached too: a
 second run rebuilds nothing (--rebuild does).  Every build is a drop-in build of coreutils
-(CC=ffcc with FFCC_FLAGS, CC=afl-clang-fast, gcc for the oracle) of the one program, patched
-for today's glibc, in a tree configured once with gcc.  The oracle is a gcc build in which
-who's "Successfully triggered bug N" print is enabled (LAVA-M ships it inside #if 0); the
-other three print it live.  A saved input's bug is the last id its replay on the oracle
-prints; "validated" means the id is in the program's validated_bugs.  Before the matrix every
-validated trigger input is replayed on the oracle, and table.md says how many fire here (not
-all do on today's glibc: uniq 20 of 28), and each fuzzed build runs the clean input.  Edges
-are those of each campaign's queue and crashes replayed by AFL++'s afl-showmap on the one
-afl-clang-fast build, so that all configurations count the same build's edges; labels are
-those `ffuzz report` counts on the labelled build (labelled configurations only).
+(CC=ffcc with FFCC_FLAGS, CC=afl-clang-fast, afl-rb's CC=afl-gcc, gcc for the oracle) of the
+one program, patched for today's glibc, in a tree configured once with gcc.  The oracle is
+a gcc build in which who's "Successfully triggered bug N" print is enabled (LAVA-M ships it
+inside #if 0); the other three print it live.  A saved input's bug is the last id its replay
+on the oracle prints; "validated" means the id is in the program's validated_bugs.  Before
+the matrix every validated trigger input is replayed on the oracle, and table.md says how
+many fire here (not all do on today's glibc: uniq 20 of 28), and each fuzzed build runs the
+clean input.  Edges are those of each campaign's queue and crashes replayed by AFL++'s
+afl-showmap on the one afl-clang-fast build, so that all configurations count the same
+build's edges; labels are those `ffuzz report` counts on the labelled build (labelled
+configurations only).
+
+Every fuzzer's campaign ends in one layout (RUNNERS, Outcome): default/queue, crashes and hangs
+under its folder, every file named id:N,time:MS,...; a fuzzer that writes no time: field
+(afl-rb, libFuzzer) gets one from its files' modification times (stamp()).
 """
 from __future__ import annotations
 
@@ -74,6 +82,7 @@ DEFAULT_CORPUS = "https://github.com/bernardnongpoh/lava-m-exp"
 SUBDIR = "vanilla/lava_corpus/LAVA-M"
 PROGRAMS = ("base64", "md5sum", "uniq", "who")
 AFLPP = rivals.CACHE / "aflpp-v4.21c"
+FOLDERS = ("queue", "crashes", "hangs")  # of a campaign's instance (Outcome)
 REPLAY_SECONDS = 5.0   # an oracle replay longer than this is a hang: its prints so far count
 STAGGER_SECONDS = 3.0  # between the first campaigns, so each binds to a CPU the other has not
 TRIGGERED = re.compile(rb"Successfully triggered bug (\d+)")
@@ -178,12 +187,14 @@ def program(corpus: Path, name: str) -> Program:
 
 @dataclass(frozen=True)
 class Build:
-    """One way to compile a program: the compiler (``afl`` ones from the AFL++ tree) and its
-    environment (FFCC_FLAGS holds ffcc's label options, as in docs/DROPIN.md)."""
+    """One way to compile a program: the compiler (from the rival's ``tree``, a Trees key,
+    when it has one; from PATH otherwise) and its environment (FFCC_FLAGS holds ffcc's label
+    options, as in docs/DROPIN.md)."""
 
     cc: str
     env: tuple[tuple[str, str], ...] = ()
     oracle: bool = False
+    tree: str | None = None
 
 
 BUILDS = {
@@ -193,8 +204,9 @@ BUILDS = {
     "wm-cmplog": Build("ffcc", (("FFCC_FLAGS", "--cmplog --wm"),)),
     "wm": Build("ffcc", (("FFCC_FLAGS", "--wm"),)),
     "mcc-wm": Build("ffcc", (("FFCC_FLAGS", "--mcc --wm"),)),
-    "afl": Build("afl-clang-fast"),
-    "afl-cmplog": Build("afl-clang-fast", (("AFL_LLVM_CMPLOG", "1"),)),
+    "afl": Build("afl-clang-fast", tree="aflpp"),
+    "afl-cmplog": Build("afl-clang-fast", (("AFL_LLVM_CMPLOG", "1"),), tree="aflpp"),
+    "afl-rb": Build("afl-gcc", tree="afl-rb"),
 }
 # LAVA-M's coreutils 8.24 on today's glibc: gnulib's stdio internals and major()/minor().
 GLIBC_PATCHES = ("sed -i 's/IO_ftrylockfile/IO_EOF_SEEN/' lib/*.c",
@@ -245,17 +257,20 @@ def configured(prog: Program, cache: Path) -> Path:
     return tree
 
 
-def compiler(build: Build, aflpp: Path) -> str:
-    """The build's compiler command: AFL++'s from its tree, others from PATH."""
-    return str(aflpp / build.cc) if build.cc.startswith("afl-") else build.cc
+Trees = dict[str, Path]  # the rivals' trees bench/rivals.py built: "aflpp", "afl-rb"
 
 
-def build_program(prog: Program, name: str, cache: Path, aflpp: Path, lint: bool) -> Path:
+def compiler(build: Build, trees: Trees) -> str:
+    """The build's compiler command: a rival's from its tree, others from PATH."""
+    return str(trees[build.tree] / build.cc) if build.tree else build.cc
+
+
+def build_program(prog: Program, name: str, cache: Path, trees: Trees, lint: bool) -> Path:
     """``prog`` built the ``name`` way (a BUILDS key) in its own copy of the configured tree,
     cached: the stamp records the compiler and environment, and a different one rebuilds."""
     build = BUILDS[name]
     tree = cache / name
-    cc = compiler(build, aflpp)
+    cc = compiler(build, trees)
     recipe: dict[str, object] = {"cc": cc, "env": dict(build.env), "oracle": build.oracle}
     if lint:
         recipe["lint"] = True
@@ -313,12 +328,155 @@ CONFIGS = {
     "ffuzz-2phase": Config("ffuzz", "plain", ("--labels-binary", "{wm}"), labels="wm"),
     "afl-fuzz-c": Config("afl-fuzz", "afl", ("-c", "{afl-cmplog}")),
     "afl-fuzz": Config("afl-fuzz", "afl"),
+    "afl-rb": Config("afl-rb", "afl-rb"),
+    "libfuzzer": Config("libfuzzer", "libfuzzer", ("-use_cmp=1",)),
 }
 DEFAULT_CONFIGS = ("ffuzz", "ffuzz-c", "ffuzz-wm-c", "afl-fuzz-c")
-RIVALS = ("afl-fuzz-c", "afl-fuzz")
+RIVALS = ("afl-fuzz-c", "afl-fuzz", "afl-rb", "libfuzzer")
 # What table.md compares: (ours, theirs), theirs one configuration or the best of several.
 COMPARISONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (
     ("ffuzz-wm-c", "ffuzz-c"), ("ffuzz-wm-c", RIVALS))
+
+
+# --- running a campaign, whichever fuzzer -------------------------------------------------
+
+@dataclass(frozen=True)
+class Launch:
+    """One campaign to run: the build, the seeds, the budget, the output folder, the options
+    of the configuration and the target's arguments (@@ for the input file)."""
+
+    binary: Path
+    seeds: Path
+    seconds: float
+    out: Path
+    extra: tuple[str, ...]
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished campaign in the one layout the benches read, whichever fuzzer ran it:
+    ``instance`` holds FOLDERS, each file named id:NNNNNN,time:MS,... (ms from the campaign's
+    start); and the figures of its end."""
+
+    instance: Path
+    execs_per_sec: float
+    queue: int
+    crashes: int
+    hangs: int
+
+
+def run_afl_style(fuzzer: str, env: dict[str, str], launch: Launch) -> Outcome:
+    """ffuzz or afl-fuzz (bench/fuzz_bench.py's campaign, from ``env``'s PATH), whose
+    default/ instance is the layout as it is."""
+    # campaign() runs in WORK/name; an absolute name (pathlib) puts it in the results.
+    stats = campaign(fuzzer, launch.binary, launch.seeds, launch.seconds, str(launch.out),
+                     launch.extra, launch.args, env)
+    return Outcome(launch.out / "default", execs_per_sec(stats), int(stats["corpus_count"]),
+                   int(stats.get("saved_crashes", 0)), int(stats.get("saved_hangs", 0)))
+
+
+def run_ffuzz(launch: Launch, trees: Trees) -> Outcome:
+    """ffuzz from PATH: the one under test, never from a rival's tree."""
+    return run_afl_style("ffuzz", ENV, launch)
+
+
+def run_aflpp(launch: Launch, trees: Trees) -> Outcome:
+    """AFL++'s afl-fuzz -d (fuzz_bench's campaign) from the AFL++ tree."""
+    return run_afl_style("afl-fuzz", {**ENV, "PATH": f"{trees['aflpp']}:{ENV['PATH']}"}, launch)
+
+
+def stamp(files: list[Path], start: float, folder: Path) -> int:
+    """``files`` (one folder's, in the order they were found) linked into ``folder`` as
+    id:NNNNNN,time:MS,<the rest of the name>; how many.  A file's time is the earliest
+    modification time of it and every later one, from ``start``: a find cannot come after a
+    later one, while its own file may have been rewritten since (AFL 2.52b rewrites a queue
+    entry it trims).  Seeds (AFL's orig:, libFuzzer's copies, older than the campaign) are
+    at 0."""
+    folder.mkdir(parents=True, exist_ok=True)
+    times = [max(path.stat().st_mtime - start, 0.0) for path in files]
+    for i in range(len(times) - 2, -1, -1):
+        times[i] = min(times[i], times[i + 1])
+    for number, (path, at) in enumerate(zip(files, times)):
+        rest = path.name.split(",", 1)[1] if path.name.startswith("id:") else path.name
+        ms = 0 if "orig:" in rest else int(at * 1000)
+        os.link(path, folder / f"id:{number:06d},time:{ms},{rest}")
+    return len(files)
+
+
+def run_aflrb(launch: Launch, trees: Trees) -> Outcome:
+    """afl-rb's afl-fuzz with FairFuzz's defaults (rare-branch queueing, the branch mask,
+    deterministic stages on; bench/rivals.py adds -m none): AFL 2.52b writes its folders under
+    -o itself, with no time: in the names, and stamp() gives them one in default/."""
+    stats = rivals.fairfuzz_campaign(trees["afl-rb"] / "afl-fuzz", launch.seeds, launch.out,
+                                     launch.seconds, launch.extra,
+                                     (str(launch.binary), *launch.args), ENV)
+    start = float(stats["start_time"])
+    instance = launch.out / "default"
+    count = {folder: stamp(sorted((launch.out / folder).glob("id:*")), start, instance / folder)
+             for folder in FOLDERS}
+    run_time = max(int(stats["last_update"]) - int(stats["start_time"]), 1)
+    return Outcome(instance, int(stats["execs_done"]) / run_time, count["queue"],
+                   count["crashes"], count["hangs"])
+
+
+# Fork mode keeps a campaign going past a crash (a canary's abort ends a plain libFuzzer
+# run): each job is a child process, and one that crashes, times out or runs out of memory is
+# replaced.  -timeout=1: an execution gets a second, as AFL++'s default gives it (libFuzzer's
+# own default, 1200 s, would let one hang take a whole campaign).
+LIBFUZZER_OPTIONS = ("-fork=1", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
+                     "-timeout=1")
+LIBFUZZER_ARTIFACTS = {"crashes": ("crash-*", "oom-*"), "hangs": ("timeout-*",)}
+LIBFUZZER_RUNS = re.compile(rb"^#(\d+): ", re.M)  # fork mode's progress lines: #runs: ...
+
+
+def by_mtime(paths: list[Path]) -> list[Path]:
+    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def run_libfuzzer(launch: Launch, trees: Trees) -> Outcome:
+    """A libFuzzer harness (clang's -fsanitize=fuzzer) in fork mode (LIBFUZZER_OPTIONS) on a
+    copy of the seeds in corpus/, where it adds its finds, its artifacts in artifacts/;
+    stamp() puts them in default/ in the order of their modification times.  Its executions
+    per second: the last progress line's count over the campaign's wall time (fork mode's own
+    exec/s field stays 0 while its jobs end in crashes)."""
+    out = launch.out
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(launch.seeds, out / "corpus")
+    (out / "artifacts").mkdir()
+    argv = [str(launch.binary), *launch.extra, f"-max_total_time={int(launch.seconds)}",
+            *LIBFUZZER_OPTIONS, f"-artifact_prefix={out / 'artifacts'}/", str(out / "corpus")]
+    log = out / "libfuzzer.log"
+    start = time.time()
+    with log.open("wb") as sink:
+        subprocess.run(argv, env=ENV, stdout=sink, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=launch.seconds + 120)
+    took = time.time() - start
+    said = log.read_bytes()
+    runs = LIBFUZZER_RUNS.findall(said)
+    if b"INFO: exiting:" not in said or not runs:
+        raise rivals.RivalFailed(f"{' '.join(argv)} did not finish:\n"
+                                 + said.decode(errors="replace")[-2000:])
+    instance = out / "default"
+    queue = stamp(by_mtime([p for p in (out / "corpus").iterdir() if p.is_file()]), start,
+                  instance / "queue")
+    count = {folder: stamp(by_mtime([p for pattern in patterns
+                                     for p in (out / "artifacts").glob(pattern)]),
+                           start, instance / folder)
+             for folder, patterns in LIBFUZZER_ARTIFACTS.items()}
+    return Outcome(instance, int(runs[-1]) / max(took, 1.0), queue, count["crashes"],
+                   count["hangs"])
+
+
+def campaign_figures(outcome: Outcome) -> dict[str, float | None]:
+    """The figures of a run that come from its fuzzer (results.json's names)."""
+    return {"execs_per_sec": round(outcome.execs_per_sec, 1), "queue": outcome.queue,
+            "saved_crashes": outcome.crashes, "saved_hangs": outcome.hangs}
+
+
+# What each configuration's fuzzer (Config.fuzzer) runs as, and how its results are read.
+RUNNERS: dict[str, Callable[[Launch, Trees], Outcome]] = {
+    "ffuzz": run_ffuzz, "afl-fuzz": run_aflpp, "afl-rb": run_aflrb, "libfuzzer": run_libfuzzer}
 
 
 # --- sorting findings into bugs -----------------------------------------------------------
@@ -336,15 +494,17 @@ def oracle_bug(oracle: Path, prog: Program, case: Path) -> str | None:
     return ids[-1].decode() if ids else None
 
 
-def found_at(case: Path, start: float) -> float:
-    """Seconds from the campaign's start to ``case``: its name's time: field (ms; ffuzz and
-    afl-fuzz both write it), else its modification time."""
+def found_at(case: Path) -> float:
+    """Seconds from the campaign's start to ``case``: its name's time: field (ms), which every
+    Outcome's files carry."""
     match = re.search(r"time:(\d+)", case.name)
-    return int(match[1]) / 1000 if match else max(case.stat().st_mtime - start, 0.0)
+    if match is None:
+        raise ValueError(f"{case}: no time: field in its name")
+    return int(match[1]) / 1000
 
 
-def sort_findings(instance: Path, oracle: Path, prog: Program,
-                  start: float) -> tuple[dict[str, float], dict[str, int]]:
+def sort_findings(instance: Path, oracle: Path,
+                  prog: Program) -> tuple[dict[str, float], dict[str, int]]:
     """Every saved crash and hang of ``instance`` replayed on the oracle: the first time each
     bug id was found, and how many crashes and hangs there were and how many printed no id."""
     bugs: dict[str, float] = {}
@@ -356,7 +516,7 @@ def sort_findings(instance: Path, oracle: Path, prog: Program,
             if bug is None:
                 tally["unsorted"] += 1
                 continue
-            bugs[bug] = min(bugs.get(bug, float("inf")), found_at(case, start))
+            bugs[bug] = min(bugs.get(bug, float("inf")), found_at(case))
     return bugs, tally
 
 
@@ -430,7 +590,8 @@ class Matrix:
     binaries: dict[str, dict[str, Path]]  # program -> build name -> binary
     seconds: float
     results: Path
-    aflpp: Path | None
+    aflpp: Path | None  # for the edges on its "afl" build: None when no AFL++ is built
+    trees: Trees
 
     def resolve(self, program: str, item: str) -> str:
         """An extra option, "{build}" replaced by that build's binary."""
@@ -442,30 +603,24 @@ def fuzz(matrix: Matrix, task: Task) -> bugstats.Run:
     prog, config = matrix.progs[task.program], CONFIGS[task.config]
     binaries = matrix.binaries[task.program]
     out = matrix.results / "campaigns" / f"{task.program}-{task.config}-{task.run}"
-    env = ENV if config.fuzzer == "ffuzz" else {**ENV, "PATH": f"{matrix.aflpp}:{ENV['PATH']}"}
     extra = tuple(matrix.resolve(task.program, x) for x in config.extra)
     run = bugstats.Run(task.program, task.config, task.run, matrix.seconds)
-    started = time.time()
+    launch = Launch(binaries[config.build], prog.seeds, matrix.seconds, out, extra, prog.args())
     try:
-        # campaign() runs in WORK/name; an absolute name (pathlib) puts it in the results.
-        stats = campaign(config.fuzzer, binaries[config.build], prog.seeds, matrix.seconds,
-                         str(out), extra, prog.args(), env)
+        outcome = RUNNERS[config.fuzzer](launch, matrix.trees)
     except (subprocess.SubprocessError, OSError) as failed:
         run.error = f"{type(failed).__name__}: {failed}"
         return run
-    instance = out / "default"
-    start = float(stats.get("start_time", started))
-    run.bugs, tally = sort_findings(instance, binaries["oracle"], prog, start)
+    instance = outcome.instance
+    run.bugs, tally = sort_findings(instance, binaries["oracle"], prog)
     run.validated = sorted(b for b in run.bugs if b in prog.validated)
     labels = (labels_covered(out, binaries[config.labels], prog) if config.labels else None)
     run.figures = {
-        "execs_per_sec": round(execs_per_sec(stats), 1), "queue": int(stats["corpus_count"]),
+        **campaign_figures(outcome),
         "edges": (showmap_edges(instance, binaries["afl"], prog, matrix.aflpp)
                   if matrix.aflpp and "afl" in binaries else None),
         "labels_covered": labels[0] if labels else None,
-        "labels_total": labels[1] if labels else None,
-        "saved_crashes": int(stats.get("saved_crashes", 0)),
-        "saved_hangs": int(stats.get("saved_hangs", 0)), **tally}
+        "labels_total": labels[1] if labels else None, **tally}
     return run
 
 
@@ -571,6 +726,28 @@ def version(argv: list[str]) -> str:
     return (done.stdout + done.stderr).strip().splitlines()[0] if done.stdout + done.stderr else "?"
 
 
+def rival_trees(args: argparse.Namespace, configs: list[Config]) -> Trees:
+    """The rivals' trees (--aflpp, --afl-rb), once afl-rb's is built if a configuration runs
+    it (AFL++'s is checked apart: without it, no edges are counted either)."""
+    if any(c.fuzzer == "afl-rb" for c in configs) and not all(
+            (args.afl_rb / tool).exists() for tool in rivals.FAIRFUZZ_TOOLS):
+        raise BenchError(f"no afl-rb build in {args.afl_rb}: build one with `python "
+                         "bench/rivals.py build-fairfuzz <afl-rb source>` (or leave afl-rb out)")
+    return {"aflpp": args.aflpp, "afl-rb": args.afl_rb}
+
+
+def rival_meta(configs: list[str], trees: Trees) -> dict[str, object]:
+    """What results.json says about the rivals beyond AFL++: afl-rb's tree and version, the
+    clang whose libFuzzer runs (for the configurations that use them)."""
+    fuzzers = {CONFIGS[c].fuzzer for c in configs}
+    found: dict[str, object] = {}
+    if "afl-rb" in fuzzers:
+        found["afl_rb"] = f"{trees['afl-rb']} ({version([str(trees['afl-rb'] / 'afl-fuzz')])})"
+    if "libfuzzer" in fuzzers:
+        found["libfuzzer"] = version(["clang", "--version"])
+    return found
+
+
 def meta(args: argparse.Namespace, aflpp: Path | None) -> dict[str, object]:
     """What results.json says about how its runs were made."""
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
@@ -625,6 +802,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="results folder (default bench/.work/lava-results/<timestamp>)")
     parser.add_argument("--aflpp", type=Path, default=AFLPP,
                         help="AFL++ tree built by bench/rivals.py (afl-fuzz, afl-clang-fast)")
+    parser.add_argument("--afl-rb", type=Path, default=rivals.AFLRB,
+                        help="afl-rb tree built by bench/rivals.py build-fairfuzz")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached builds")
     parser.add_argument("--lint", action="store_true",
                         help="build with -Dlint: initialises what LAVA's md5sum code reads "
@@ -639,12 +818,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                                                                  - set(CONFIGS))
     if unknown:
         parser.error(f"unknown program or configuration: {', '.join(sorted(unknown))}")
+    harnessed = [c for c in args.configs.split(",") if not CONFIGS[c].builds() <= BUILDS.keys()]
+    if harnessed:
+        parser.error(f"{', '.join(harnessed)}: for libFuzzer harnesses (bench/magma_bench.py); "
+                     "LAVA-M's programs are not")
     return args
 
 
 def prepare(args: argparse.Namespace) -> tuple[Matrix, dict[str, object]]:
-    """The corpus, the AFL++ tree, every build the configurations need, and their checks."""
+    """The corpus, the rivals' trees, every build the configurations need, and their
+    checks."""
     configs = [CONFIGS[c] for c in args.configs.split(",")]
+    trees = rival_trees(args, configs)
     wants_afl = any(c.fuzzer == "afl-fuzz" for c in configs)
     aflpp: Path | None = args.aflpp
     if not all((args.aflpp / tool).exists() for tool in ("afl-fuzz", "afl-clang-fast",
@@ -672,8 +857,7 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, dict[str, object]]:
         binaries[name] = {}
         for build in sorted(builds):
             print(f"lava_bench: {name}: {build} build", file=sys.stderr, flush=True)
-            binaries[name][build] = build_program(progs[name], build, cache, aflpp or args.aflpp,
-                                                  args.lint)
+            binaries[name][build] = build_program(progs[name], build, cache, trees, args.lint)
         info["build_seconds"][name] = build_seconds(cache)  # type: ignore[index]
         problems = sanity(progs[name], binaries[name])
         info["sanity"][name] = problems or "ok"  # type: ignore[index]
@@ -688,7 +872,7 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, dict[str, object]]:
     if wants_afl and aflpp:
         info["rival_cmplog_works"] = check_rival(aflpp)
     results = args.results or WORK / "lava-results" / datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Matrix(progs, binaries, args.seconds, results.resolve(), aflpp), info
+    return Matrix(progs, binaries, args.seconds, results.resolve(), aflpp, trees), info
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -705,7 +889,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         return 0 if all(v == "ok" for v in info["sanity"].values()) else 1  # type: ignore[attr-defined]
     matrix.results.mkdir(parents=True, exist_ok=True)
-    recorder = Recorder(matrix.results, {**meta(args, matrix.aflpp), **info})
+    recorder = Recorder(matrix.results, {**meta(args, matrix.aflpp),
+                                         **rival_meta(args.configs.split(","), matrix.trees),
+                                         **info})
     recorder.write()
     run_matrix(partial(fuzz, matrix), describe,
                tasks(args.programs.split(","), args.configs.split(","), args.runs),

@@ -46,13 +46,21 @@ Configurations (--configs), the same as bench/lava_bench.py's:
   ffuzz-2phase  ffuzz on the ffcc build, then on the --wm build (--labels-binary)
   afl-fuzz-c    AFL++ built from source (bench/rivals.py) with -c on its AFL_LLVM_CMPLOG build
   afl-fuzz      the same AFL++ without -c
+  afl-rb        the original FairFuzz (afl-rb, AFL 2.52b; bench/rivals.py build-fairfuzz) with
+                its defaults and -m none, on its afl-gcc build
+  libfuzzer     clang's libFuzzer with -use_cmp=1, in fork mode (bench/lava_bench.py's
+                run_libfuzzer) so that a canary's abort does not end the campaign
 
 ffcc builds are project builds (`ffcc [labels] ... libpng_read_fuzzer.cc png.c ... -lz -lm -lstdc++
 -o DIR/`: the C driver compiles the C++ harness as C++, without labels, and links ffcc's
 libFuzzer-style main), so labelled campaigns get ffuzz's lean rebuilds; AFL++'s builds compile
 libpng with afl-clang-fast and the harness with afl-clang-fast++ -fsanitize=fuzzer (AFL++'s
-libFuzzer driver), as bench/fuzz_bench.py's HARNESS_COMPILERS do.  Both fuzzers run the
-harness with no @@.  Seeds: Magma's corpus/libpng_read_fuzzer (four PNGs).
+libFuzzer driver), as bench/fuzz_bench.py's HARNESS_COMPILERS do; both fuzzers run the
+harness with no @@.  afl-rb's build compiles libpng with its afl-gcc and the harness with its
+afl-g++ (AFL 2.52b: no LLVM mode on LLVM 14), linked with the oracle's file-reading main and
+run with @@; libFuzzer's compiles libpng with clang -fsanitize=fuzzer-no-link and the harness
+with clang++ -fsanitize=fuzzer, which links libFuzzer.  Seeds: Magma's
+corpus/libpng_read_fuzzer (four PNGs).
 
 A crash's bug is the first id the oracle says it triggers (the fuzzed build aborted there); a
 crash that triggers none is "unsorted" (a crash of the code itself, which the oracle, a gcc
@@ -90,17 +98,23 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench import bugstats, rivals  # noqa: E402
-from bench.fuzz_bench import ENV, WORK, campaign, execs_per_sec  # noqa: E402
+from bench.fuzz_bench import ENV, WORK  # noqa: E402
 from bench.lava_bench import (  # noqa: E402
     COMPARISONS,
     CONFIGS,
     DEFAULT_CONFIGS,
+    RUNNERS,
     BenchError,
+    Launch,
     Recorder,
     Task,
+    Trees,
+    campaign_figures,
     check_rival,
     found_at,
     git,
+    rival_meta,
+    rival_trees,
     run_matrix,
     saved_inputs,
     tasks,
@@ -166,7 +180,8 @@ CANARY_HEADER = r"""/* Bug canaries for Magma's patches (bench/magma_bench.py wr
 #endif
 """
 
-# The oracle's main: each file named on the command line through the harness, in turn.
+# The oracle's main: each file named on the command line through the harness, in turn; afl-rb's
+# build links it too (Build.file_main).  Its text is part of every build's recipe.
 ORACLE_MAIN = r"""/* The oracle's main (bench/magma_bench.py writes this file). */
 #include <stdint.h>
 #include <stdio.h>
@@ -336,11 +351,25 @@ def ffcc_sources(tree: Path) -> list[Path]:
 @dataclass(frozen=True)
 class Build:
     """One way to build the harness: ``ffcc`` (a project build, with ``flags``: its label
-    options), ``afl`` (AFL++'s compilers, with ``env``) or ``gcc`` (the oracle)."""
+    options) or a kind toolchain() knows (``afl``: AFL++'s compilers, with ``env``;
+    ``afl-rb``; ``libfuzzer``; ``gcc``: the oracle)."""
 
     kind: str
     flags: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def file_main(self) -> bool:
+        """Whether the build links ORACLE_MAIN, which runs the files its command line names:
+        those whose fuzzer brings no driver of its own (the oracle's, afl-rb's)."""
+        return self.kind in ("gcc", "afl-rb")
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The harness's arguments under a fuzzer: @@ (the input file) for a build with the
+        file-reading main, none for one whose main is a fuzzer's driver (which hands the test
+        case over itself)."""
+        return ("@@",) if self.file_main else ()
 
 
 BUILDS = {
@@ -352,7 +381,34 @@ BUILDS = {
     "mcc-wm": Build("ffcc", ("--mcc", "--wm")),
     "afl": Build("afl"),
     "afl-cmplog": Build("afl", env=(("AFL_LLVM_CMPLOG", "1"),)),
+    "afl-rb": Build("afl-rb"),
+    "libfuzzer": Build("libfuzzer"),
 }
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """How compile_link builds the harness one way: the C compiler for libpng, the C++ one
+    for the harness and the link, flags for every unit (``extra``) and for the harness and the
+    link (``harness_extra``)."""
+
+    cc: str
+    cxx: str
+    extra: tuple[str, ...] = ()
+    harness_extra: tuple[str, ...] = ()
+
+
+def toolchain(kind: str, trees: Trees) -> Toolchain:
+    """The Toolchain of a Build's kind (any but ffcc), its compilers from the rivals' trees."""
+    aflpp, aflrb = trees["aflpp"], trees["afl-rb"]
+    return {
+        "afl": Toolchain(str(aflpp / "afl-clang-fast"), str(aflpp / "afl-clang-fast++"),
+                         harness_extra=("-fsanitize=fuzzer",)),
+        "afl-rb": Toolchain(str(aflrb / "afl-gcc"), str(aflrb / "afl-g++")),
+        "libfuzzer": Toolchain("clang", "clang++", ("-fsanitize=fuzzer-no-link",),
+                               ("-fsanitize=fuzzer",)),
+        "gcc": Toolchain("gcc", "g++", ("-g", "-DFFCC_MAGMA_ORACLE")),
+    }[kind]
 
 
 def common_flags(tree: Path) -> list[str]:
@@ -370,30 +426,31 @@ def run_quiet(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> 
                          + " / ".join(words))
 
 
-def compile_link(tree: Path, out: Path, cc: str, cxx: str, extra: list[str],
-                 harness_extra: list[str], env: dict[str, str], oracle: bool) -> Path:
-    """libpng (and the oracle's main) compiled with ``cc``, the harness with ``cxx``, one
-    unit per CPU at a time, linked by ``cxx``: the AFL++ and oracle builds."""
+def compile_link(tree: Path, out: Path, tools: Toolchain, env: dict[str, str],
+                 file_main: bool) -> Path:
+    """libpng (and ORACLE_MAIN, with ``file_main``) compiled with the toolchain's C compiler,
+    the harness with its C++ one, one unit per CPU at a time, linked by the C++ one: every
+    build but ffcc's."""
     obj = out / "obj"
     obj.mkdir(parents=True)
-    flags = [*common_flags(tree), *extra]
-    commands = [[cc, *flags, "-c", str(src), "-o", str(obj / f"{src.stem}.o")]
+    flags = [*common_flags(tree), *tools.extra]
+    commands = [[tools.cc, *flags, "-c", str(src), "-o", str(obj / f"{src.stem}.o")]
                 for src in library_sources(tree)]
-    commands.append([cxx, *flags, *harness_extra, "-c", str(tree / HARNESS_SOURCE),
+    commands.append([tools.cxx, *flags, *tools.harness_extra, "-c", str(tree / HARNESS_SOURCE),
                      "-o", str(obj / f"{HARNESS}.o")])
-    if oracle:
-        commands.append([cc, "-O2", "-g", "-c", str(tree / DRIVER_NAME),
+    if file_main:
+        commands.append([tools.cc, "-O2", "-g", "-c", str(tree / DRIVER_NAME),
                          "-o", str(obj / "oracle_main.o")])
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         for future in [pool.submit(run_quiet, argv, env) for argv in commands]:
             future.result()
     binary = out / HARNESS
-    run_quiet([cxx, *harness_extra, *(str(o) for o in sorted(obj.glob("*.o"))), "-lz",
-               "-o", str(binary)], env)
+    run_quiet([tools.cxx, *tools.harness_extra, *(str(o) for o in sorted(obj.glob("*.o"))),
+               "-lz", "-o", str(binary)], env)
     return binary
 
 
-def build_target(target: Target, name: str, aflpp: Path) -> Path:
+def build_target(target: Target, name: str, trees: Trees) -> Path:
     """The harness built the ``name`` way (a BUILDS key) in CACHE/.../builds/name, cached:
     the stamp records the commands' recipe and the seconds the build took."""
     build = BUILDS[name]
@@ -416,13 +473,8 @@ def build_target(target: Target, name: str, aflpp: Path) -> Path:
                    *FFCC_LIBS, "-o", f"{out / 'project'}/"], env)
         project = out / "project"
         binary = project / json.loads((project / BUILD_RECORD).read_text())["program"]
-    elif build.kind == "afl":
-        binary = compile_link(tree, out, str(aflpp / "afl-clang-fast"),
-                              str(aflpp / "afl-clang-fast++"), [], ["-fsanitize=fuzzer"], env,
-                              oracle=False)
     else:
-        binary = compile_link(tree, out, "gcc", "g++", ["-g", "-DFFCC_MAGMA_ORACLE"], [], env,
-                              oracle=True)
+        binary = compile_link(tree, out, toolchain(build.kind, trees), env, build.file_main)
     seconds = time.monotonic() - started
     stamp.write_text(json.dumps({"recipe": recipe, "binary": str(binary),
                                  "seconds": round(seconds, 1)}))
@@ -459,7 +511,7 @@ def replay(oracle: Path, case: Path) -> Replay:
     return found
 
 
-def sort_findings(instance: Path, oracle: Path, fuzzed: Path, start: float
+def sort_findings(instance: Path, oracle: Path, fuzzed: Path
                   ) -> tuple[dict[str, float], dict[str, float], dict[str, int]]:
     """Every saved input of ``instance`` replayed on the oracle: the first time each bug was
     triggered (by a crash or hang: its first triggered id) and reached (by any saved input),
@@ -473,7 +525,7 @@ def sort_findings(instance: Path, oracle: Path, fuzzed: Path, start: float
         for case in sorted((instance / folder).glob("id:*")):
             if not case.is_file():
                 continue
-            at = found_at(case, start)
+            at = found_at(case)
             seen = replay(oracle, case)
             for bug in seen.reached:
                 reached[bug] = min(reached.get(bug, at), at)
@@ -634,7 +686,8 @@ class Matrix:
     seeds: Path
     seconds: float
     results: Path
-    aflpp: Path | None
+    aflpp: Path | None  # for the edges on its "afl" build: None when no AFL++ is built
+    trees: Trees
 
     def resolve(self, item: str) -> str:
         """An extra option, "{build}" replaced by that build's binary."""
@@ -646,31 +699,26 @@ def fuzz(matrix: Matrix, task: Task) -> bugstats.Run:
     config = CONFIGS[task.config]
     binaries = matrix.binaries
     out = matrix.results / "campaigns" / f"{task.program}-{task.config}-{task.run}"
-    env = ENV if config.fuzzer == "ffuzz" else {**ENV, "PATH": f"{matrix.aflpp}:{ENV['PATH']}"}
     extra = tuple(matrix.resolve(x) for x in config.extra)
     run = bugstats.Run(task.program, task.config, task.run, matrix.seconds)
-    started = time.time()
+    launch = Launch(binaries[config.build], matrix.seeds, matrix.seconds, out, extra,
+                    BUILDS[config.build].args)
     try:
-        # campaign() runs in WORK/name; an absolute name (pathlib) puts it in the results.
-        stats = campaign(config.fuzzer, binaries[config.build], matrix.seeds, matrix.seconds,
-                         str(out), extra, (), env)
+        outcome = RUNNERS[config.fuzzer](launch, matrix.trees)
     except (subprocess.SubprocessError, OSError) as failed:  # CampaignFailed among them
         run.error = f"{type(failed).__name__}: {failed}"
         return run
-    instance = out / "default"
-    start = float(stats.get("start_time", started))
+    instance = outcome.instance
     run.bugs, run.reached, tally = sort_findings(instance, binaries["oracle"],
-                                                 binaries[config.build], start)
+                                                 binaries[config.build])
     run.validated = sorted(run.bugs)  # every Magma bug is a real one
     labels = labels_covered(out, binaries[config.labels]) if config.labels else None
     run.figures = {
-        "execs_per_sec": round(execs_per_sec(stats), 1), "queue": int(stats["corpus_count"]),
+        **campaign_figures(outcome),
         "edges": (showmap_edges(instance, binaries["afl"], matrix.aflpp)
                   if matrix.aflpp and "afl" in binaries else None),
         "labels_covered": labels[0] if labels else None,
-        "labels_total": labels[1] if labels else None,
-        "saved_crashes": int(stats.get("saved_crashes", 0)),
-        "saved_hangs": int(stats.get("saved_hangs", 0)), **tally}
+        "labels_total": labels[1] if labels else None, **tally}
     return run
 
 
@@ -790,6 +838,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="results folder (default bench/.work/magma-results/<timestamp>)")
     parser.add_argument("--aflpp", type=Path, default=AFLPP,
                         help="AFL++ tree built by bench/rivals.py (afl-fuzz, afl-clang-fast)")
+    parser.add_argument("--afl-rb", type=Path, default=rivals.AFLRB,
+                        help="afl-rb tree built by bench/rivals.py build-fairfuzz")
     parser.add_argument("--rebuild", action="store_true",
                         help="patch the tree and rebuild every build again")
     parser.add_argument("--build-only", action="store_true",
@@ -804,8 +854,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def prepare(args: argparse.Namespace) -> tuple[Matrix, Target, dict[str, Any]]:
-    """The tree, the AFL++ tree, every build the configurations need, and their checks."""
+    """The tree, the rivals' trees, every build the configurations need, and their checks."""
     configs = [CONFIGS[c] for c in args.configs.split(",")]
+    trees = rival_trees(args, configs)
     wants_afl = any(c.fuzzer == "afl-fuzz" for c in configs)
     aflpp: Path | None = args.aflpp
     if not all((args.aflpp / tool).exists() for tool in ("afl-fuzz", "afl-clang-fast",
@@ -820,7 +871,7 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, Target, dict[str, Any]]:
     binaries: dict[str, Path] = {}
     for build in sorted(builds):
         print(f"magma_bench: {build} build", file=sys.stderr, flush=True)
-        binaries[build] = build_target(target, build, aflpp or args.aflpp)
+        binaries[build] = build_target(target, build, trees)
     info: dict[str, Any] = {"build_seconds": build_seconds(target),
                             "checks": checks(target, binaries)}
     for problem in info["checks"]["problems"]:
@@ -829,7 +880,7 @@ def prepare(args: argparse.Namespace) -> tuple[Matrix, Target, dict[str, Any]]:
         info["rival_cmplog_works"] = check_rival(aflpp)
     results = args.results or WORK / "magma-results" / datetime.now().strftime("%Y%m%d-%H%M%S")
     seeds = target.seeds
-    return Matrix(binaries, seeds, args.seconds, results.resolve(), aflpp), target, info
+    return Matrix(binaries, seeds, args.seconds, results.resolve(), aflpp, trees), target, info
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -846,7 +897,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         return 1 if info["checks"]["problems"] else 0
     matrix.results.mkdir(parents=True, exist_ok=True)
-    recorder = Recorder(matrix.results, {**meta(args, target, matrix.aflpp), **info})
+    recorder = Recorder(matrix.results, {**meta(args, target, matrix.aflpp),
+                                         **rival_meta(args.configs.split(","), matrix.trees),
+                                         **info})
     recorder.write()
     run_matrix(partial(fuzz, matrix), describe,
                tasks([TARGET], args.configs.split(","), args.runs), args.jobs, recorder)
