@@ -9,7 +9,7 @@ ffuzz-wm-c against ffuzz-c and the best rival with Mann-Whitney U p-values) and
 bugs-<program>.png (distinct bugs over time).
 
     python bench/lava_bench.py --corpus /work/.mirror/bernardnongpoh+lava-m-exp/repo \\
-        [--programs base64,md5sum,uniq,who] [--configs ffuzz,ffuzz-c,ffuzz-wm-c,afl-fuzz-c] \\
+        [--programs base64,md5sum,uniq,who] [--configs ffuzz,ffuzz-c,ffuzz-wm-c,afl-fuzz-c,afl-rb] \\
         [--seconds 120] [--runs 3] [--jobs 2] [--results DIR]
     python bench/lava_bench.py --corpus ... --build-only        # builds and their checks only
     python bench/lava_bench.py --report DIR                     # table and plots again
@@ -331,7 +331,7 @@ CONFIGS = {
     "afl-rb": Config("afl-rb", "afl-rb"),
     "libfuzzer": Config("libfuzzer", "libfuzzer", ("-use_cmp=1",)),
 }
-DEFAULT_CONFIGS = ("ffuzz", "ffuzz-c", "ffuzz-wm-c", "afl-fuzz-c")
+DEFAULT_CONFIGS = ("ffuzz", "ffuzz-c", "ffuzz-wm-c", "afl-fuzz-c", "afl-rb")
 RIVALS = ("afl-fuzz-c", "afl-fuzz", "afl-rb", "libfuzzer")
 # What table.md compares: (ours, theirs), theirs one configuration or the best of several.
 COMPARISONS: tuple[tuple[str, str | tuple[str, ...]], ...] = (

@@ -12,7 +12,8 @@ time) and reached-libpng.png (distinct bugs reached over time).
 
     python bench/magma_bench.py --magma /work/.mirror/HexHive+magma/repo \\
         --libpng /work/.mirror/glennrp+libpng/repo \\
-        [--configs ffuzz,ffuzz-c,ffuzz-wm-c,afl-fuzz-c] [--seconds 300] [--runs 3] [--jobs 2]
+        [--configs ffuzz,ffuzz-c,ffuzz-wm-c,afl-fuzz-c,afl-rb,libfuzzer] [--seconds 300] \\
+        [--runs 3] [--jobs 2]
     python bench/magma_bench.py --magma ... --libpng ... --build-only   # builds and checks
     python bench/magma_bench.py --report DIR                          # table and plots again
 
@@ -132,6 +133,7 @@ HARNESS = "libpng_read_fuzzer"
 HARNESS_SOURCE = "contrib/oss-fuzz/libpng_read_fuzzer.cc"
 BUGS = tuple(f"PNG{n:03d}" for n in range(1, 8))
 AFLPP = rivals.CACHE / "aflpp-v4.21c"
+MAGMA_CONFIGS = (*DEFAULT_CONFIGS, "libfuzzer")  # libpng_read_fuzzer is a libFuzzer harness
 REPLAY_SECONDS = 5.0   # an oracle replay longer than this is a hang: its prints so far count
 CANARY = re.compile(rb"^MAGMA (reached|triggered) (\w+)$", re.M)
 LIBPNG_UNITS = ("png.c", "pngerror.c", "pngget.c", "pngmem.c", "pngpread.c", "pngread.c",
@@ -829,7 +831,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="Magma's git repository (URL or path): targets/libpng")
     parser.add_argument("--libpng", default=DEFAULT_LIBPNG,
                         help=f"libpng's git repository (URL or path) holding {LIBPNG_COMMIT}")
-    parser.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
+    parser.add_argument("--configs", default=",".join(MAGMA_CONFIGS),
                         help="of " + ",".join(CONFIGS))
     parser.add_argument("--seconds", type=float, default=300)
     parser.add_argument("--runs", type=int, default=3)
