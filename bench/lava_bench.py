@@ -428,29 +428,52 @@ LIBFUZZER_OPTIONS = ("-fork=1", "-ignore_crashes=1", "-ignore_timeouts=1", "-ign
                      "-timeout=1")
 LIBFUZZER_ARTIFACTS = {"crashes": ("crash-*", "oom-*"), "hangs": ("timeout-*",)}
 LIBFUZZER_RUNS = re.compile(rb"^#(\d+): ", re.M)  # fork mode's progress lines: #runs: ...
+LIBFUZZER_JOB_SECONDS = 300  # the longest a fork-mode job runs: min(300, its number) seconds
 
 
 def by_mtime(paths: list[Path]) -> list[Path]:
     return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name))
 
 
+def stop_at_budget(proc: subprocess.Popen[bytes], tmp: Path, seconds: float) -> None:
+    """Wait for a fork-mode libFuzzer (its TMPDIR ``tmp``) to finish, ending the job it runs at
+    ``seconds``: its parent checks -max_total_time only between jobs, and a job runs for up to
+    LIBFUZZER_JOB_SECONDS, so left alone a campaign would overrun its budget by as much.  The
+    stop file the parent hands its jobs (-stop_file: STOP in its temp dir) ends the job within
+    a second; the parent then merges the job's finds into the corpus and exits."""
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        for temp in tmp.glob("libFuzzerTemp.FuzzWithFork*.dir"):
+            (temp / "STOP").write_text("STOP")  # an empty stop file stops nothing
+    try:
+        proc.wait(timeout=LIBFUZZER_JOB_SECONDS + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+
+
 def run_libfuzzer(launch: Launch, trees: Trees) -> Outcome:
     """A libFuzzer harness (clang's -fsanitize=fuzzer) in fork mode (LIBFUZZER_OPTIONS) on a
-    copy of the seeds in corpus/, where it adds its finds, its artifacts in artifacts/;
-    stamp() puts them in default/ in the order of their modification times.  Its executions
-    per second: the last progress line's count over the campaign's wall time (fork mode's own
-    exec/s field stays 0 while its jobs end in crashes)."""
+    copy of the seeds in corpus/, where it adds its finds, its artifacts in artifacts/, stopped
+    at the budget (stop_at_budget); stamp() puts them in default/ in the order of their
+    modification times.  Its executions per second: the last progress line's count over the
+    campaign's wall time (fork mode's own exec/s field stays 0 while its jobs end in
+    crashes)."""
     out = launch.out
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(launch.seeds, out / "corpus")
-    (out / "artifacts").mkdir()
+    for folder in ("artifacts", "tmp"):
+        (out / folder).mkdir()
     argv = [str(launch.binary), *launch.extra, f"-max_total_time={int(launch.seconds)}",
             *LIBFUZZER_OPTIONS, f"-artifact_prefix={out / 'artifacts'}/", str(out / "corpus")]
     log = out / "libfuzzer.log"
     start = time.time()
-    with log.open("wb") as sink:
-        subprocess.run(argv, env=ENV, stdout=sink, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL, timeout=launch.seconds + 120)
+    with log.open("wb") as sink, subprocess.Popen(
+            argv, env={**ENV, "TMPDIR": str(out / "tmp")}, stdout=sink,
+            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL) as proc:
+        stop_at_budget(proc, out / "tmp", launch.seconds)
     took = time.time() - start
     said = log.read_bytes()
     runs = LIBFUZZER_RUNS.findall(said)
