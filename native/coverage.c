@@ -47,22 +47,39 @@ void ffcc_classify(uint8_t *trace, uint32_t size)
     }
 }
 
+/* FairFuzz numHits of one word's eight indices: one more for each hit.
+ * Branch-free: which bytes of a word are hit changes from child to child,
+ * and a branch per byte mispredicted more than the adds cost. */
+static inline void count_word(const uint8_t *bytes, uint32_t *hits)
+{
+    for (int j = 0; j < 8; j++) hits[j] += bytes[j] != 0;
+}
+
+/* has_new_bits' verdict on one word where trace and virgin share bits: 2 = a
+ * byte never seen before, 1 = only a new bucket; ret is the verdict so far. */
+static inline int word_news(const uint8_t *cur, const uint8_t *vir, int ret)
+{
+    for (int j = 0; j < 8; j++) {
+        if (cur[j] && vir[j] == 0xff) ret = 2;
+        else if ((cur[j] & vir[j]) && ret < 1) ret = 1;
+    }
+    return ret;
+}
+
 /* FairFuzz numHits: one more for each index the trace hit.  Called per
- * judged child and per seed calibration. */
+ * seed calibration and per judged crash or hang. */
 void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size)
 {
     const uint64_t *w = (const uint64_t *)trace;
     for (uint32_t i = 0; i < size / 8; i++) {
         if (FFCC_LIKELY(!w[i])) continue;
-        const uint8_t *b = trace + (size_t)i * 8;
-        for (int j = 0; j < 8; j++)
-            if (b[j]) hits[(size_t)i * 8 + j]++;
+        count_word(trace + (size_t)i * 8, hits + (size_t)i * 8);
     }
 }
 
 /* 2 = a byte never seen before, 1 = only a new bucket, 0 = nothing new.
  * Clears the seen bits in virgin, like AFL's has_new_bits.  Called per
- * judged child and per calibration run. */
+ * calibration run and per judged crash or hang. */
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size)
 {
     const uint64_t *cur = (const uint64_t *)trace;
@@ -70,15 +87,29 @@ int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size)
     int ret = 0;
     for (uint32_t i = 0; i < size / 8; i++) {
         if (FFCC_LIKELY(!cur[i]) || FFCC_LIKELY(!(cur[i] & vir[i]))) continue;
-        if (ret < 2) {
-            const uint8_t *c = trace + (size_t)i * 8;
-            const uint8_t *v = virgin + (size_t)i * 8;
-            for (int j = 0; j < 8; j++) {
-                if (c[j] && v[j] == 0xff) ret = 2;
-                else if ((c[j] & v[j]) && ret < 1) ret = 1;
-            }
-        }
+        if (ret < 2) ret = word_news(trace + (size_t)i * 8, virgin + (size_t)i * 8, ret);
         vir[i] &= ~cur[i];
+    }
+    return ret;
+}
+
+/* ffcc_count_branch_hits and ffcc_has_new_bits in one walk over the trace:
+ * the judgement of every child that ran to its end, the hot path, where two
+ * walks over a label-dense map cost as much as the mutation.  Called per
+ * judged child. */
+int ffcc_count_hits_new_bits(const uint8_t *trace, uint32_t *hits, uint8_t *virgin,
+                             uint32_t size)
+{
+    const uint64_t *cur = (const uint64_t *)trace;
+    uint64_t *vir = (uint64_t *)virgin;
+    int ret = 0;
+    for (uint32_t i = 0; i < size / 8; i++) {
+        uint64_t w = cur[i];
+        if (FFCC_LIKELY(!w)) continue;
+        count_word(trace + (size_t)i * 8, hits + (size_t)i * 8);
+        if (FFCC_LIKELY(!(w & vir[i]))) continue;
+        if (ret < 2) ret = word_news(trace + (size_t)i * 8, virgin + (size_t)i * 8, ret);
+        vir[i] &= ~w;
     }
     return ret;
 }

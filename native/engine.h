@@ -264,6 +264,8 @@ void ffcc_deaths_free(struct ffcc_deaths *d);
 void ffcc_classify(uint8_t *trace, uint32_t size);
 void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size);
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size);
+int ffcc_count_hits_new_bits(const uint8_t *trace, uint32_t *hits, uint8_t *virgin,
+                             uint32_t size);
 void ffcc_simplify(uint8_t *trace, uint32_t size);
 uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size);
 uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size);

@@ -49,15 +49,14 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
     if (st->also_count && r->bit) mark_also(st, r, trace, size);
     if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, r->data, r->len);
     if (st->flags & FFCC_STAGE_SHADOW) return JUDGE_NOTHING;
-    ffcc_count_branch_hits(trace, maps->branch_hits, size);
-
     if (status == FFCC_RUN_OK) {
-        int nb = ffcc_has_new_bits(trace, maps->virgin, size);
+        int nb = ffcc_count_hits_new_bits(trace, maps->branch_hits, maps->virgin, size);
         if (!nb) return JUDGE_NOTHING;
         if (trace != shared) memcpy(shared, trace, size); /* Python reads it there */
         st->new_bits = nb;
         return report(st, FFCC_STOP_NEW_PATH, r->data, r->len);
     }
+    ffcc_count_branch_hits(trace, maps->branch_hits, size);
     if (status == FFCC_RUN_TIMEOUT) {
         ffcc_simplify(trace, size);
         if (!ffcc_has_new_bits(trace, maps->virgin_hang, size)) return JUDGE_NOTHING;
