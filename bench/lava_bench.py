@@ -744,9 +744,11 @@ def check_rival(aflpp: Path) -> bool:
 
 
 def version(argv: list[str]) -> str:
-    """The first line a tool prints about its version (for results.json)."""
+    """The first line a tool prints about its version (for results.json), without the colours
+    AFL 2.52b's banner has."""
     done = subprocess.run(argv, capture_output=True, text=True)
-    return (done.stdout + done.stderr).strip().splitlines()[0] if done.stdout + done.stderr else "?"
+    said = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr).strip()
+    return said.splitlines()[0] if said else "?"
 
 
 def rival_trees(args: argparse.Namespace, configs: list[Config]) -> Trees:
