@@ -39,10 +39,37 @@
 #define END_TIMED_OUT 2   /* the fuzzer killed it at a deadline */
 #define END_INTERRUPTED 3 /* the fuzzer got a signal and killed it */
 
-/* Child i's map slot in the segment.  Called per child of a batch. */
+/* Child i's map slot in the segment: its block bitmap, then its map.  Called
+ * per child of a batch. */
 static uint8_t *slot(const struct ffcc_forkserver *fsrv, uint32_t i)
 {
-    return (uint8_t *)fsrv->batch + FFCC_BATCH_MAPS + (size_t)i * fsrv->map_size;
+    return ffcc_batch_slot(fsrv->batch, i, fsrv->map_size);
+}
+
+static uint8_t *slot_map(const struct ffcc_forkserver *fsrv, uint32_t i)
+{
+    return slot(fsrv, i) + ffcc_batch_bits_size(fsrv->map_size);
+}
+
+/* Zero the blocks the slots used since the last clearing hold, and their
+ * bitmaps, so that the target need copy only a case's non-zero blocks.
+ * Called per batch. */
+static void clear_slots(struct ffcc_forkserver *fsrv)
+{
+    uint32_t bits_size = ffcc_batch_bits_size(fsrv->map_size);
+    for (uint32_t i = 0; i < fsrv->slots_used; i++) {
+        uint64_t *bits = (uint64_t *)slot(fsrv, i);
+        uint8_t *map = (uint8_t *)bits + bits_size;
+        for (uint32_t line = 0; line < bits_size / 8; line++) {
+            for (uint64_t b = bits[line]; b; b &= b - 1) {
+                uint32_t at = (line * 64 + (uint32_t)__builtin_ctzll(b)) * FFCC_BATCH_BLOCK;
+                uint32_t len = fsrv->map_size - at;
+                memset(map + at, 0, len < FFCC_BATCH_BLOCK ? len : FFCC_BATCH_BLOCK);
+            }
+            bits[line] = 0;
+        }
+    }
+    fsrv->slots_used = 0;
 }
 
 /* Called per child made, and once more when the batch is full. */
@@ -271,6 +298,7 @@ static int run_single(ffcc_engine *e, uint32_t timeout_ms, int interruptible, ui
 {
     struct ffcc_result *r = &e->children.seg[0];
     r->trace = e->fsrv.trace;
+    r->blocks = NULL;
     r->status = ffcc_execute(e, r->data, r->len, timeout_ms, interruptible, &r->signal);
     *ran = r->status != FFCC_RUN_INTERRUPTED;
     return r->status == FFCC_RUN_ERROR ? FFCC_RUN_ERROR : FFCC_RUN_OK;
@@ -283,7 +311,7 @@ static void died_in_case(ffcc_engine *e, uint32_t i, int32_t status, int timed_o
     struct ffcc_forkserver *fsrv = &e->fsrv;
     struct ffcc_result *r = &e->children.seg[i];
     uint64_t now = ffcc_now_us(), start = fsrv->batch->case_start_us;
-    memcpy(slot(fsrv, i), fsrv->trace, fsrv->map_size);
+    ffcc_batch_store(slot(fsrv, i), fsrv->trace, fsrv->map_size);
     r->status = ffcc_run_status(fsrv, status, timed_out, &r->signal);
     fsrv->batch->elapsed_us[i] = start < now && now - start < UINT32_MAX ? (uint32_t)(now - start) : 0;
     log_clear(&e->deaths.life);
@@ -302,10 +330,13 @@ static int run_batch(ffcc_engine *e, uint32_t n, int leave, uint32_t timeout_ms,
     b->count = n;
     b->map_size = fsrv->map_size;
     b->leave = (uint32_t)leave;
+    clear_slots(fsrv);
+    fsrv->slots_used = n;
     for (uint32_t i = 0; i < n; i++) {
         c->seg[i].status = FFCC_RUN_OK;
         c->seg[i].signal = 0;
-        c->seg[i].trace = slot(fsrv, i);
+        c->seg[i].trace = slot_map(fsrv, i);
+        c->seg[i].blocks = (const uint64_t *)slot(fsrv, i);
     }
     while (done < n) {
         if (done && deadline_us && ffcc_now_us() >= deadline_us) break; /* no fresh child now */
@@ -342,7 +373,7 @@ static int run_batch(ffcc_engine *e, uint32_t n, int leave, uint32_t timeout_ms,
         uint32_t ms = b->elapsed_us[i] / 1000u;
         if (c->seg[i].status == FFCC_RUN_OK && ms > fsrv->counters.slowest_exec_ms)
             fsrv->counters.slowest_exec_ms = ms;
-        ffcc_classify(c->seg[i].trace, fsrv->map_size);
+        ffcc_classify(c->seg[i].trace, c->seg[i].blocks, fsrv->map_size);
     }
     fsrv->counters.execs += done;
     return FFCC_RUN_OK;
@@ -370,6 +401,7 @@ void ffcc_results_release(struct ffcc_children *c, uint32_t map_size)
         struct ffcc_result *r = &c->stash[i];
         *r = c->seg[i];
         r->trace = c->stash_maps + (size_t)i * map_size;
+        r->blocks = NULL;
         r->data = c->stash_data + data_at;
         memcpy(r->trace, c->seg[i].trace, map_size);
         memcpy(r->data, c->seg[i].data, r->len);

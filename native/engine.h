@@ -71,6 +71,7 @@ struct ffcc_result {
     int status;      /* FFCC_RUN_* */
     int signal;      /* the signal that killed it (crashes) */
     uint8_t *trace;  /* its classified trace (map slot, shared map or stash) */
+    const uint64_t *blocks; /* a map slot's bitmap of the trace's non-zero blocks; NULL: any */
 };
 
 struct ffcc_forkserver {
@@ -83,6 +84,7 @@ struct ffcc_forkserver {
     int use_shm_input;             /* the target reads test cases from shm_fuzz */
     int use_batch;                 /* the target runs batches (an ffcc runtime) */
     uint32_t batch_cap;            /* children per request: 1 without batches */
+    uint32_t slots_used;           /* batch slots that may hold blocks (cleared before a batch) */
     uint32_t prev_timed_out;       /* sent with the next request, as AFL's protocol wants */
     int crash_exitcode;            /* exit status counted as a crash, -1 = none */
     uint8_t *trace;                /* the coverage map the target writes (shared memory) */
@@ -261,11 +263,11 @@ int ffcc_deaths_alloc(struct ffcc_deaths *d);
 void ffcc_deaths_free(struct ffcc_deaths *d);
 
 /* coverage.c */
-void ffcc_classify(uint8_t *trace, uint32_t size);
+void ffcc_classify(uint8_t *trace, const uint64_t *blocks, uint32_t size);
 void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size);
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size);
-int ffcc_count_hits_new_bits(const uint8_t *trace, uint32_t *hits, uint8_t *virgin,
-                             uint32_t size);
+int ffcc_count_hits_new_bits(const uint8_t *trace, const uint64_t *blocks, uint32_t *hits,
+                             uint8_t *virgin, uint32_t size);
 void ffcc_simplify(uint8_t *trace, uint32_t size);
 uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size);
 uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size);

@@ -393,7 +393,7 @@ int ffcc_fsrv_start(ffcc_engine *e, char **argv, char **envp, const char *input_
     }
     fsrv->batch_cap = 1;
     if (fsrv->use_batch) {
-        uint32_t fit = FFCC_BATCH_MAPS_SIZE / size;
+        uint32_t fit = FFCC_BATCH_MAPS_SIZE / ffcc_batch_slot_size(size);
         fsrv->batch_cap = fit < FFCC_BATCH_MAX ? fit : FFCC_BATCH_MAX;
         if (fsrv->batch_cap < 2) fsrv->use_batch = 0, fsrv->batch_cap = 1;
     }
@@ -498,7 +498,7 @@ int ffcc_execute(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t time
                  int interruptible, int *signal)
 {
     int status = execute(&e->fsrv, buf, len, timeout_ms, interruptible, signal);
-    if (status >= 0 && status != FFCC_RUN_ERROR) ffcc_classify(e->fsrv.trace, e->fsrv.map_size);
+    if (status >= 0 && status != FFCC_RUN_ERROR) ffcc_classify(e->fsrv.trace, NULL, e->fsrv.map_size);
     return status;
 }
 

@@ -50,7 +50,7 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
     if (status == FFCC_RUN_ERROR) return report(st, FFCC_STOP_ERROR, r->data, r->len);
     if (st->flags & FFCC_STAGE_SHADOW) return JUDGE_NOTHING;
     if (status == FFCC_RUN_OK) {
-        int nb = ffcc_count_hits_new_bits(trace, maps->branch_hits, maps->virgin, size);
+        int nb = ffcc_count_hits_new_bits(trace, r->blocks, maps->branch_hits, maps->virgin, size);
         if (!nb) return JUDGE_NOTHING;
         if (trace != shared) memcpy(shared, trace, size); /* Python reads it there */
         st->new_bits = nb;

@@ -118,9 +118,7 @@ static void begin_case(uint64_t now) {
  * clock read per case). */
 static uint64_t end_case(void) {
   uint32_t i = batch->done;
-  memcpy((uint8_t *)batch + FFCC_BATCH_MAPS + (size_t)i * batch->map_size, ffcc_map.area,
-         batch->map_size);
-  memset(ffcc_map.area, 0, batch->map_size);
+  ffcc_batch_store(ffcc_batch_slot(batch, i, batch->map_size), ffcc_map.area, batch->map_size);
   uint64_t now = case_clock_us();
   batch->elapsed_us[i] = (uint32_t)(now - batch->case_start_us);
   batch->done = i + 1;

@@ -20,8 +20,8 @@
  * sends each request as a batch of up to FFCC_BATCH_MAX test cases.  The
  * messages stay the same (control word, pid, status), but the persistent
  * child reads the control word and writes its pid itself, runs the cases from
- * `done` to `count` back to back, copying each case's map into its slot, and
- * then writes a stopped status (WIFSTOPPED) itself instead of raising
+ * `done` to `count` back to back, copying each case's map into its slot (the
+ * non-zero blocks only, see below), and then writes a stopped status (WIFSTOPPED) itself instead of raising
  * SIGSTOP.  A child that dies mid-batch is reported by the forkserver as
  * usual; `started` > `done` then says its last case was running, and its
  * trace is in the map; `started` == `done` says it died outside a case
@@ -102,11 +102,21 @@
 #define FFCC_SHM_FUZZ_MAX 1048576
 
 /* Batch segment: struct ffcc_batch, test case bytes from FFCC_BATCH_DATA,
- * map slots (count x map_size bytes) from FFCC_BATCH_MAPS. */
+ * map slots from FFCC_BATCH_MAPS, ffcc_batch_slot_size(map_size) bytes each.
+ * A slot is a bitmap of the map's FFCC_BATCH_BLOCK-byte blocks (one bit per
+ * block, one FFCC_BATCH_BLOCK-byte line of bits per FFCC_BATCH_BITS_SPAN bytes
+ * of map), then the map.  The target copies a case's non-zero blocks only
+ * (ffcc_batch_store), sets their bits and clears them in its map; the slot's
+ * other blocks are zero, as the fuzzer clears the blocks it was given before
+ * it hands the slot out again.  A trace touches few blocks of a big map (a
+ * labelled program's label region is mostly zero in every case), so a case
+ * costs both sides what its non-zero blocks cost, not the map's size. */
 #define FFCC_HELLO_BATCH 0x08000000
 /* The fuzzer writes it into the segment; a runtime built for another layout
  * (another version of this header) runs no batches. */
-#define FFCC_BATCH_LAYOUT 3
+#define FFCC_BATCH_LAYOUT 4
+#define FFCC_BATCH_BLOCK 64
+#define FFCC_BATCH_BITS_SPAN 32768
 #define FFCC_BATCH_MAX 1024
 #define FFCC_BATCH_DATA 16384
 #define FFCC_BATCH_DATA_SIZE 2097152
@@ -133,6 +143,49 @@ struct ffcc_batch {
 _Static_assert(sizeof(struct ffcc_batch) <= FFCC_BATCH_DATA, "batch header too big");
 _Static_assert(FFCC_BATCH_MAPS == FFCC_BATCH_DATA + FFCC_BATCH_DATA_SIZE, "batch layout");
 _Static_assert(FFCC_BATCH_SHM_SIZE == FFCC_BATCH_MAPS + FFCC_BATCH_MAPS_SIZE, "batch layout");
+_Static_assert(FFCC_BATCH_BITS_SPAN == FFCC_BATCH_BLOCK * FFCC_BATCH_BLOCK * 8, "batch layout");
+
+/* Bytes of a slot's block bitmap: whole cache lines, so that the map after it
+ * stays aligned. */
+static inline uint32_t ffcc_batch_bits_size(uint32_t map_size)
+{
+  return (map_size + FFCC_BATCH_BITS_SPAN - 1) / FFCC_BATCH_BITS_SPAN * FFCC_BATCH_BLOCK;
+}
+
+static inline uint32_t ffcc_batch_slot_size(uint32_t map_size)
+{
+  return ffcc_batch_bits_size(map_size) + map_size;
+}
+
+/* Slot i of a batch of map_size-byte maps. */
+static inline uint8_t *ffcc_batch_slot(struct ffcc_batch *batch, uint32_t i, uint32_t map_size)
+{
+  return (uint8_t *)batch + FFCC_BATCH_MAPS + (uint64_t)i * ffcc_batch_slot_size(map_size);
+}
+
+/* Copy map's non-zero blocks into slot (whose map is zero), set their bits and
+ * clear them in map: the target's end of a case, and the fuzzer's when a case
+ * dies with its trace in the shared map.  The last block may be short. */
+static inline void ffcc_batch_store(uint8_t *slot, uint8_t *map, uint32_t map_size)
+{
+  uint64_t *bits = (uint64_t *)slot;
+  uint8_t *into = slot + ffcc_batch_bits_size(map_size);
+  for (uint32_t at = 0; at < map_size; at += FFCC_BATCH_BLOCK) {
+    uint32_t len = map_size - at < FFCC_BATCH_BLOCK ? map_size - at : FFCC_BATCH_BLOCK;
+    uint64_t any = 0;
+    for (uint32_t k = 0; k + 8 <= len; k += 8) {
+      uint64_t word;
+      __builtin_memcpy(&word, map + at + k, 8);
+      any |= word;
+    }
+    for (uint32_t k = len & ~7u; k < len; k++) any |= map[at + k];
+    if (!any) continue;
+    __builtin_memcpy(into + at, map + at, len);
+    __builtin_memset(map + at, 0, len);
+    uint32_t block = at / FFCC_BATCH_BLOCK;
+    bits[block / 64] |= (uint64_t)1 << (block % 64);
+  }
+}
 
 #define FFCC_MODULES_LAYOUT 1
 #define FFCC_MODULES_MAX 64

@@ -166,6 +166,37 @@ def test_batches_teach_what_single_runs_teach(batch_target, tmp_path, monkeypatc
     assert {FindingKind.NEW_PATH, FindingKind.CRASH} <= kinds
 
 
+# One of 192 functions per case, chosen by its first byte: its edges lie in many 64-byte
+# blocks of the map, and each case touches a few of them.
+SPREAD_C = "\n".join(
+    ["volatile int sink;"]
+    + [f"__attribute__((noinline)) static void arm{k}(void) {{ sink = {k}; }}" for k in range(192)]
+    + ["__AFL_FUZZ_INIT();", "int main(void) {", "  __AFL_INIT();",
+       "  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;", "  while (__AFL_LOOP(1000)) {",
+       "    if (__AFL_FUZZ_TESTCASE_LEN < 1) continue;", "    switch (buf[0] % 192) {"]
+    + [f"    case {k}: arm{k}(); break;" for k in range(192)]
+    + ["    }", "  }", "  return 0;", "}"])
+
+
+def test_a_slot_holds_only_its_own_case(tmp_path) -> None:
+    """A batch slot gets only the blocks its case touched (ffcc_protocol.h); every block an
+    earlier case left there is cleared first, so hit counts and new bits are those of
+    single runs on a target whose cases touch different blocks of a wide map."""
+    target = build(SPREAD_C, "spread", tmp_path, compiler="ffcc")
+    outcomes = []
+    for batches in (True, False):
+        ex = executor(tmp_path, target, batches)
+        try:
+            assert ex.batch_size() > 1 if batches else ex.batch_size() == 1
+            found = findings(ex, StageRequest(StageKind.HAVOC, b"\x00\x40\x80", budget=2000))
+            outcomes.append((found, ex.branch_hits().tolist(), ex.virgin().tolist()))
+        finally:
+            ex.close()
+    batched, single = outcomes
+    assert len(batched[0]) > 20  # cases reached many arms
+    assert batched == single
+
+
 def test_splice_cycles_run_as_one_stage_and_name_their_partner(batch_target, tmp_path) -> None:
     """AFL's splice cycles in one request: `budget` children from each second parent in
     turn, none from a parent that has no cut with the input (here: the input itself), and
