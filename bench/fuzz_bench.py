@@ -40,6 +40,7 @@ Work files go to bench/.work/.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -50,6 +51,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ffcc import runtime
 from ffcc.fuzzer.engine.shadow import LOG_NAME, summarize
 from ffcc.runtime.abi import BUILD_RECORD
 
@@ -199,6 +201,15 @@ def build_cjson_harness(flags: tuple[str, ...] = (),
     and seeds that pass its format check."""
     h = harness("cjson")
     return build_harness(h, "ffuzz", flags, name), h.seeds
+
+
+def runtime_digest() -> str:
+    """A digest of ffcc's runtime sources, for the recipes of cached ffcc builds: a build
+    linked with another runtime (another batch layout, say) would run without batches, or
+    not as this ffcc's does, so a changed runtime builds again."""
+    files = sorted(p for p in runtime.RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h"))
+    return hashlib.sha1(b"".join(p.name.encode() + b"\0" + p.read_bytes()
+                                 for p in files)).hexdigest()[:12]
 
 
 def read_stats(out: Path) -> dict[str, str]:
