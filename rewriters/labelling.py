@@ -36,7 +36,8 @@ class _Collector:
     left_out_count: int = 0
 
     def label(self, request: LabelRequest) -> None:
-        if request.site.order_exposed:  # its labels could reorder the program (sites.py)
+        site = request.site
+        if site.order_exposed or site.unlabelled:  # would reorder or change it (sites.py)
             self.left_out_count += 1
         else:
             self.requests.append((self.function, request))

@@ -59,6 +59,7 @@ class Decision:
     atoms: list[Atom]
     logic: list[Logic]
     order_exposed: bool = False  # labels here could change evaluation order (sites.py): none
+    unlabelled: str | None = None  # why a decision like any other gets no labels (sites.py)
     full_expression: int | None = None  # where its temporaries live (frame.py): None, its own
 
     @property

@@ -23,6 +23,20 @@ raise floating-point exceptions (``safety.repeatable_value``; ``Binop.rereadable
 operands are evaluated whatever their values, and a site where one operand could change what
 the other reads gets no labels (above).
 
+A function that calls itself and returns the result (``return n * fact(n - 1);``, or
+``r = walk(n - 1); return r + x;``) is one an optimiser turns into a loop (tail recursion with
+an accumulator, gcc and clang at -O2), so that it recurses as deep as the program asks on a
+small stack.  Label code between that call and the return would keep the calls: so the sites
+of such a return statement (one that holds a call of the function, or follows a statement
+that does) get no labels, counted as left out (``unlabelled``: "recursion").
+
+Under ``-ffast-math`` (or ``-Ofast``, ``-fassociative-math``, ``-funsafe-math-optimizations``)
+the optimiser may reassociate a floating accumulation in a loop (``sum += a[i]``: a vectorised
+sum adds in another order), and label code in the loop changes what it does (clang vectorises
+the plain loop, not the labelled one, and the sums differ in their last bits).  So a loop
+whose body accumulates into a floating object gets no labels anywhere in it, counted as left
+out (``unlabelled``: "reassociation").
+
 An update (``x += e``, ``x++``, ``-e``) is a site only where its operands are pure and spelled in
 the file: the site rewriter then reads them for its labels just before the site evaluates them
 itself (a ``Binop`` whose operands are ``plain``), so the program's own expression stays as it
@@ -36,6 +50,7 @@ express.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
@@ -88,6 +103,8 @@ SEQUENCED_KINDS = frozenset({CursorKind.CONDITIONAL_OPERATOR, CursorKind.StmtExp
 BINOP_OPERATORS = frozenset(RELATIONAL + ARITHMETIC + BITWISE + SHIFT)
 UNARY_OPERATORS = frozenset((*INCREMENTS, "-"))  # ops.UNARY_SPELLING names
 BINARY, ASSIGNMENT, UNARY = "binary", "assignment", "unary"  # Binop.form
+LOOPS = frozenset({CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT})
+ACCUMULATING = frozenset({"+=", "-=", "*="})
 
 
 @dataclass
@@ -112,6 +129,7 @@ class Binop:
     form: str = BINARY  # BINARY, ASSIGNMENT or UNARY
     rereadable: tuple[bool, bool] = (True, True)  # operands labels may evaluate again
     full_expression: int | None = None  # where its temporaries live (frame.py): None, its own
+    unlabelled: str | None = None  # why a site like any other gets no labels (above)
 
     @property
     def text(self) -> str:
@@ -158,6 +176,8 @@ class _Walker:
         self.calm = Neighbours(variables)  # a full expression's: nothing
         self.outermost = True  # not inside an expression
         self.full_expression: int | None = None  # the outermost expression's offset
+        self.usr = function.cursor.get_usr()  # what a call of the function itself refers to
+        self.unlabelled: str | None = None  # why the sites being walked get no labels
 
     def statement(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind in SKIPPED_STATEMENTS or not self.unit.in_main_file(cursor):
@@ -168,8 +188,34 @@ class _Walker:
             for decl in children(cursor):
                 self.declaration(decl)
         else:
-            for child in children(cursor):
-                self.any(child, around)
+            kids = children(cursor)
+            for n, child in enumerate(kids):
+                why = self.unlabelled or self._why_unlabelled(cursor, kids, n)
+                if why == self.unlabelled:
+                    self.any(child, around)
+                    continue
+                self.unlabelled = why
+                try:
+                    self.any(child, around)
+                finally:
+                    self.unlabelled = None
+
+    def _why_unlabelled(self, parent: Cursor, kids: Sequence[Cursor], n: int) -> str | None:
+        """Why the sites of statement ``kids[n]`` of ``parent`` get no labels (above), or
+        None."""
+        child = kids[n]
+        if child.kind == CursorKind.RETURN_STMT and (
+                self._calls_itself(child) or parent.kind == CursorKind.COMPOUND_STMT and n
+                and self._calls_itself(kids[n - 1])):
+            return "recursion"
+        if child.kind in LOOPS and self.unit.reassociates and _accumulates_floating(child):
+            return "reassociation"
+        return None
+
+    def _calls_itself(self, cursor: Cursor) -> bool:
+        """Whether ``cursor`` holds a call of the function being walked."""
+        return any(node.kind == CursorKind.CALL_EXPR and node.referenced is not None
+                   and node.referenced.get_usr() == self.usr for node in cursor.walk_preorder())
 
     def any(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind in EXPRESSION_KINDS:
@@ -227,6 +273,7 @@ class _Walker:
             if decision is not None:
                 if not all(is_constant(a.cursor) for a in decision.atoms):
                     decision.order_exposed = around.clash_with(cursor)
+                    decision.unlabelled = self.unlabelled
                     decision.full_expression = self.full_expression
                     self.function.decisions.append(decision)
                 for atom in decision.atoms:
@@ -234,6 +281,7 @@ class _Walker:
                 return
         binop = self._binop(cursor, around) or self._update(cursor, around)
         if binop is not None:
+            binop.unlabelled = self.unlabelled
             self.function.binops.append(binop)
         for child, child_around in self._operands(cursor, around):
             self.any(child, child_around)  # a GNU statement expression holds statements
@@ -373,6 +421,27 @@ class _Walker:
         unit = self.unit
         return (unit.spelled(cursor) and unit.repeatable(cursor) and side_effect_free(cursor)
                 and unit.flat_text(cursor) is not None)
+
+
+def _accumulates_floating(loop: Cursor) -> bool:
+    """Whether ``loop`` adds into or multiplies a floating object (``s += e``, ``s = s + e``):
+    an accumulation the optimiser may reassociate under -ffast-math."""
+    for node in loop.walk_preorder():
+        op = binary_op(node)
+        if op in ACCUMULATING or op == "=" and _reads_itself(node):
+            if canonical_kind(children(node)[0]) in FLOAT_KINDS:
+                return True
+    return False
+
+
+def _reads_itself(assignment: Cursor) -> bool:
+    """``v = ... v ...`` for a variable v."""
+    target = unparenthesised(strip_implicit(children(assignment)[0]))
+    if target.kind != CursorKind.DECL_REF_EXPR or target.referenced is None:
+        return False
+    usr = target.referenced.get_usr()
+    return any(node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None
+               and node.referenced.get_usr() == usr for node in children(assignment)[1].walk_preorder())
 
 
 def _leaf(cursor: Cursor) -> bool:

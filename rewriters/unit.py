@@ -139,6 +139,20 @@ class Token(NamedTuple):
     kind: TokenKind
 
 
+# Options that let the optimiser reassociate floating arithmetic, and those that stop it.
+REASSOCIATING = {"-ffast-math": True, "-Ofast": True, "-fassociative-math": True,
+                 "-funsafe-math-optimizations": True, "-fno-fast-math": False,
+                 "-fno-associative-math": False, "-fno-unsafe-math-optimizations": False}
+
+
+def reassociates(compile_args: list[str]) -> bool:
+    """Whether the compile may reassociate floating arithmetic: the last option that says."""
+    allowed = False
+    for arg in compile_args:
+        allowed = REASSOCIATING.get(arg, allowed)
+    return allowed
+
+
 class Unit:
     """A translation unit restricted to its main file."""
 
@@ -146,6 +160,7 @@ class Unit:
                  ) -> None:
         """``expansion``: parse that text (the file with macros expanded) in the file's place."""
         self.path = str(Path(path))
+        self.reassociates = reassociates(compile_args)  # floating sums may be reordered
         self.expansion = expansion
         self.source = Path(path).read_bytes() if expansion is None else expansion.source
         index = cindex.Index.create()

@@ -3,7 +3,8 @@
 Each program in adversarial/ is self-contained (its first comment says what it attacks). It is
 built by ffcc without labels and with ``--mcc --wm=all``, by gcc and by clang, at -O0 and -O2, with
 UBSan, and both builds must show the same stdout, stderr (UBSan reports included) and exit
-status: labels never change what a program does.
+status: labels never change what a program does.  A program that starts with a
+``/* flags: ... */`` line is built with those options too.
 """
 
 from __future__ import annotations
@@ -21,12 +22,20 @@ LEVELS = ("-O0", "-O2")
 # UBSan names the column of the faulting expression (its summary line, left out, too); labels
 # insert text on the line before it, so only the file and line are compared.
 _COLUMN = re.compile(rb"^(.*?:\d+):\d+: runtime error:", re.M)
+_FLAGS = re.compile(r"\A/\* flags: (.*?) \*/")
 
 
-def build(source: Path, out: Path, cc: str, level: str, labels: list[str]) -> Path:
+def flags_of(source: Path) -> list[str]:
+    """The options the program's first line asks for (``/* flags: -ffast-math */``)."""
+    asked = _FLAGS.match(source.read_text())
+    return asked.group(1).split() if asked else []
+
+
+def build(source: Path, out: Path, cc: str, level: str, labels: list[str],
+          sanitizer: tuple[str, ...] = ("-fsanitize=undefined",)) -> Path:
     binary = out / ("labelled" if labels else "plain")
-    done = ffcc(*labels, f"--cc={cc}", level, "-g", "-fsanitize=undefined", "-o", str(binary),
-                str(source), "-lm")
+    done = ffcc(*labels, f"--cc={cc}", level, "-g", *sanitizer, *flags_of(source),
+                "-o", str(binary), str(source), "-lm")
     assert "without labels" not in done.stderr, done.stderr
     return binary
 
@@ -49,6 +58,17 @@ def observed(binary: Path) -> Outcome:
 def test_labels_do_not_change_behaviour(source: Path, cc: str, level: str, tmp_path: Path):
     plain = observed(build(source, tmp_path, cc, level, []))
     labelled = observed(build(source, tmp_path, cc, level, ["--mcc", "--wm=all"]))
+    assert labelled == plain
+
+
+@pytest.mark.parametrize("cc", BACKENDS)
+def test_fast_math_sums_are_the_plain_builds(cc: str, tmp_path: Path):
+    """Without UBSan, whose checks keep clang from vectorising, the optimiser reassociates
+    fast_math_reduction.c's sums as it likes, and labels must leave it the plain build's
+    choices."""
+    source = CORPUS / "fast_math_reduction.c"
+    plain = observed(build(source, tmp_path, cc, "-O2", [], sanitizer=()))
+    labelled = observed(build(source, tmp_path, cc, "-O2", ["--mcc", "--wm=all"], sanitizer=()))
     assert labelled == plain
 
 
