@@ -145,6 +145,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
     selection = progress.current
     totals = progress.totals(counters, executor.timeout_ms)
     stalled = scheduler.cursor.stalled_cycles
+    targeted = scheduler.targeted()
+    aimed = targeted if targeted is not None else np.zeros(0, np.int64)
     return Snapshot(
         start_time=int(progress.started) - progress.earlier.run_time, now=int(now),
         run_time=totals.run_time, cycles_done=scheduler.cursor.cycle, cycles_wo_finds=stalled,
@@ -172,6 +174,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         yields=tuple((op, y.finds, y.execs) for op, y in progress.yields.items()),
         target=selection.target if selection else None, target_site=progress.current_site,
         targets_selected=totals.targets_selected, targets_labels=totals.targets_labels,
+        targets_distinct=len(aimed), targets_distinct_labels=int(np.count_nonzero(
+            np.isin(aimed, labels.map_indices(len(virgin))))) if labels else 0,
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),
         labels_found=labels.covered(virgin, executor.virgin_crash()) if labels else 0,
         labels_total=labels.count if labels else 0,

@@ -101,6 +101,8 @@ class Snapshot:
     target_site: Site | None  # the target's label, when it is one
     targets_selected: int    # FairFuzz selections with a target, all sessions
     targets_labels: int      # those whose target was a label
+    targets_distinct: int    # branches some selection aimed at, each once
+    targets_distinct_labels: int  # those that are labels
     rarity_cutoff: int       # FairFuzz's cutoff over every branch (labels also have theirs)
     labels_found: int
     labels_total: int
@@ -149,7 +151,8 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("command_line", s.command_line),
         ("schedule", s.schedule), ("labels_found", s.labels_found),
         ("labels_total", s.labels_total), ("targets_selected", s.targets_selected),
-        ("targets_labels", s.targets_labels),
+        ("targets_labels", s.targets_labels), ("targets_distinct", s.targets_distinct),
+        ("targets_distinct_labels", s.targets_distinct_labels),
     ]
     if s.cmplog:
         rows += [("cmplog_entries", s.cmplog.entries), ("cmplog_execs", s.cmplog.execs),

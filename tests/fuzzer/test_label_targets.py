@@ -134,6 +134,9 @@ def test_a_fairfuzz_campaign_on_a_label_dense_build_aims_at_labels(tmp_path) -> 
     stats = read_stats(out)
     assert int(stats["targets_labels"]) > 0, stats
     assert int(stats["targets_selected"]) >= int(stats["targets_labels"])
+    # Each branch aimed at counted once: labels are most of those on a label-dense build.
+    assert int(stats["targets_distinct"]) >= int(stats["targets_distinct_labels"]) > 0
+    assert int(stats["targets_distinct_labels"]) <= int(stats["targets_labels"])
     queue = sorted((out / "default/queue").glob("id:*"))
     (annotated,) = (tmp_path / "annotated").rglob("temperature.c")
     # The same predicates, each computed into a register and not counted; then as branches.
