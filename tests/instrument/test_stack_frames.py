@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
 LOOP_DEPTH = 60000
 
 
-def run_with_small_stack(program: str, depth: int = DEPTH) -> subprocess.CompletedProcess:
+def run_with_small_stack(program: str, depth: int) -> subprocess.CompletedProcess:
     def limit_stack() -> None:
         resource.setrlimit(resource.RLIMIT_STACK, (STACK_LIMIT, STACK_LIMIT))
 
@@ -49,14 +49,20 @@ def run_with_small_stack(program: str, depth: int = DEPTH) -> subprocess.Complet
                           preexec_fn=limit_stack)
 
 
+# -O0 keeps every call (and each frame's label temporaries); -O2 makes the recursion a loop,
+# which labels must leave one.
+DEPTHS = {"-O0": DEPTH, "-O2": LOOP_DEPTH}
+
+
+@pytest.mark.parametrize("level", DEPTHS)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_deep_recursion_completes_labelled_at_O0(tmp_path, backend):
+def test_deep_recursion_completes_labelled(tmp_path, backend, level):
     (tmp_path / "recursion.c").write_text(RECURSION)
     outputs = []
     for labels in ((), ("--mcc", "--wm")):
         program = str(tmp_path / f"recursion{len(labels)}")
-        ffcc(f"--cc={backend}", *labels, "-O0", "-o", program, "recursion.c", cwd=tmp_path)
-        done = run_with_small_stack(program)
+        ffcc(f"--cc={backend}", *labels, level, "-o", program, "recursion.c", cwd=tmp_path)
+        done = run_with_small_stack(program, DEPTHS[level])
         assert done.returncode == 0, f"{labels or 'plain'}: ended {done.returncode}"
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]
@@ -116,18 +122,3 @@ def test_frame_grows_with_a_full_expression_not_with_the_function(tmp_path, back
         grown.append(labelled - plain)
     assert grown[0] > 0, "no labels"
     assert grown[1] <= grown[0] + 16, grown
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_recursion_the_optimiser_makes_a_loop_stays_one_labelled(tmp_path, backend):
-    (tmp_path / "recursion.c").write_text(RECURSION)
-    outputs = []
-    for labels in ((), ("--mcc", "--wm")):
-        program = str(tmp_path / f"recursion{len(labels)}")
-        ffcc(f"--cc={backend}", *labels, "-O2", "-o", program, "recursion.c", cwd=tmp_path)
-        done = run_with_small_stack(program, LOOP_DEPTH)
-        assert done.returncode == 0, f"{labels or 'plain'}: ended {done.returncode}"
-        outputs.append(done.stdout)
-    assert outputs[0] == outputs[1]
-    header = json.loads((tmp_path / "recursion2.labels.jsonl").read_text().splitlines()[0])
-    assert header["labels"] > 60  # the labels before the recursive call are there
