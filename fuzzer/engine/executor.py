@@ -374,8 +374,9 @@ class NativeExecutor:
                 yield None
                 continue
             kind = FindingKind(stop)
-            edges = np.flatnonzero(self._trace).astype(np.uint32) if kind == FindingKind.NEW_PATH \
-                else np.zeros(0, np.uint32)
+            # A copy first: a process the target left behind may still write the shared map.
+            edges = np.flatnonzero(self._trace.copy()).astype(np.uint32) \
+                if kind == FindingKind.NEW_PATH else np.zeros(0, np.uint32)
             yield Finding(kind, bytes(ffi.buffer(st.out, st.out_len)), st.new_bits == 2,
                           int(st.signal), None if request.kind == StageKind.HAVOC else int(st.position),
                           edges, int(st.partner) if st.partner >= 0 else None)
