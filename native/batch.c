@@ -59,15 +59,12 @@ static void clear_slots(struct ffcc_forkserver *fsrv)
     uint32_t bits_size = ffcc_batch_bits_size(fsrv->map_size);
     for (uint32_t i = 0; i < fsrv->slots_used; i++) {
         uint64_t *bits = (uint64_t *)slot(fsrv, i);
-        uint8_t *map = (uint8_t *)bits + bits_size;
-        for (uint32_t line = 0; line < bits_size / 8; line++) {
-            for (uint64_t b = bits[line]; b; b &= b - 1) {
-                uint32_t at = (line * 64 + (uint32_t)__builtin_ctzll(b)) * FFCC_BATCH_BLOCK;
-                uint32_t len = fsrv->map_size - at;
-                memset(map + at, 0, len < FFCC_BATCH_BLOCK ? len : FFCC_BATCH_BLOCK);
-            }
-            bits[line] = 0;
-        }
+        uint64_t *map = (uint64_t *)((uint8_t *)bits + bits_size);
+        struct ffcc_spans s;
+        uint32_t from, to;
+        for (ffcc_spans_start(&s, bits, fsrv->map_size); ffcc_spans_next(&s, &from, &to);)
+            memset(map + from, 0, (size_t)(to - from) * 8);
+        memset(bits, 0, bits_size);
     }
     fsrv->slots_used = 0;
 }

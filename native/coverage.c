@@ -10,43 +10,6 @@
 
 #include "engine.h"
 
-#define BLOCK_WORDS (FFCC_BATCH_BLOCK / 8)
-
-/* The spans of a trace's words that may be non-zero: each block its bitmap
- * marks, or (no bitmap) the whole trace as one span. */
-struct spans {
-    const uint64_t *blocks; /* the bitmap, NULL: one span */
-    uint32_t words;         /* the trace's words */
-    uint32_t line;          /* the bitmap word being read */
-    uint32_t lines;         /* the bitmap's words */
-    uint64_t bits;          /* its bits not yet visited */
-};
-
-static inline void spans_start(struct spans *s, const uint64_t *blocks, uint32_t size)
-{
-    uint32_t count = (size + FFCC_BATCH_BLOCK - 1) / FFCC_BATCH_BLOCK;
-    *s = (struct spans){blocks, size / 8, 0, blocks ? (count + 63) / 64 : 1, blocks ? blocks[0] : 1};
-}
-
-/* The next span [*from, *to) of words; 0 when there is none left. */
-static inline int spans_next(struct spans *s, uint32_t *from, uint32_t *to)
-{
-    while (!s->bits) {
-        if (++s->line >= s->lines) return 0;
-        s->bits = s->blocks[s->line];
-    }
-    if (!s->blocks) {
-        s->bits = 0;
-        *from = 0, *to = s->words;
-        return 1;
-    }
-    uint32_t block = s->line * 64 + (uint32_t)__builtin_ctzll(s->bits);
-    s->bits &= s->bits - 1;
-    *from = block * BLOCK_WORDS;
-    *to = *from + BLOCK_WORDS < s->words ? *from + BLOCK_WORDS : s->words;
-    return 1;
-}
-
 /* AFL buckets: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+.  Called 65536 times,
  * once per process, to fill the lookup table. */
 static uint8_t bucket_of(uint32_t count)
@@ -77,9 +40,9 @@ void ffcc_classify(uint8_t *trace, const uint64_t *blocks, uint32_t size)
 {
     if (FFCC_UNLIKELY(!bucket16_ready)) init_buckets();
     uint64_t *w = (uint64_t *)trace;
-    struct spans s;
+    struct ffcc_spans s;
     uint32_t from, to;
-    for (spans_start(&s, blocks, size); spans_next(&s, &from, &to);) {
+    for (ffcc_spans_start(&s, blocks, size); ffcc_spans_next(&s, &from, &to);) {
         for (uint32_t i = from; i < to; i++) {
             if (FFCC_LIKELY(!w[i])) continue;
             uint16_t h[4];
@@ -146,9 +109,9 @@ int ffcc_count_hits_new_bits(const uint8_t *trace, const uint64_t *blocks, uint3
     const uint64_t *cur = (const uint64_t *)trace;
     uint64_t *vir = (uint64_t *)virgin;
     int ret = 0;
-    struct spans s;
+    struct ffcc_spans s;
     uint32_t from, to;
-    for (spans_start(&s, blocks, size); spans_next(&s, &from, &to);) {
+    for (ffcc_spans_start(&s, blocks, size); ffcc_spans_next(&s, &from, &to);) {
         for (uint32_t i = from; i < to; i++) {
             uint64_t w = cur[i];
             if (FFCC_LIKELY(!w)) continue;

@@ -263,6 +263,43 @@ int ffcc_deaths_alloc(struct ffcc_deaths *d);
 void ffcc_deaths_free(struct ffcc_deaths *d);
 
 /* coverage.c */
+#define FFCC_BLOCK_WORDS (FFCC_BATCH_BLOCK / 8)
+
+/* The spans of a trace's words that may be non-zero: each block its bitmap
+ * marks, or (no bitmap) the whole trace as one span. */
+struct ffcc_spans {
+    const uint64_t *blocks; /* the bitmap, NULL: one span */
+    uint32_t words;         /* the trace's words */
+    uint32_t line;          /* the bitmap word being read */
+    uint32_t lines;         /* the bitmap's words */
+    uint64_t bits;          /* its bits not yet visited */
+};
+
+static inline void ffcc_spans_start(struct ffcc_spans *s, const uint64_t *blocks, uint32_t size)
+{
+    uint32_t count = (size + FFCC_BATCH_BLOCK - 1) / FFCC_BATCH_BLOCK;
+    *s = (struct ffcc_spans){blocks, size / 8, 0, blocks ? (count + 63) / 64 : 1, blocks ? blocks[0] : 1};
+}
+
+/* The next span [*from, *to) of words; 0 when there is none left. */
+static inline int ffcc_spans_next(struct ffcc_spans *s, uint32_t *from, uint32_t *to)
+{
+    while (!s->bits) {
+        if (++s->line >= s->lines) return 0;
+        s->bits = s->blocks[s->line];
+    }
+    if (!s->blocks) {
+        s->bits = 0;
+        *from = 0, *to = s->words;
+        return 1;
+    }
+    uint32_t block = s->line * 64 + (uint32_t)__builtin_ctzll(s->bits);
+    s->bits &= s->bits - 1;
+    *from = block * FFCC_BLOCK_WORDS;
+    *to = *from + FFCC_BLOCK_WORDS < s->words ? *from + FFCC_BLOCK_WORDS : s->words;
+    return 1;
+}
+
 void ffcc_classify(uint8_t *trace, const uint64_t *blocks, uint32_t size);
 void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size);
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size);
