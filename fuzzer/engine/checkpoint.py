@@ -45,7 +45,8 @@ class Checkpoints:
     def snapshot(self) -> Snapshot:
         """The campaign's numbers now, as the status screen and fuzzer_stats show them."""
         return snapshot(self.progress, self.executor, self.queue, self.scheduler,
-                        self.labels.map, self._edge_end, self.config, self.cmplog)
+                        self.labels.map, self._edge_end, self.config, self.cmplog,
+                        self.labels.retirement)
 
     def due(self, now: float) -> bool:
         """Whether the next checkpoint is due at ``now`` (time.monotonic())."""

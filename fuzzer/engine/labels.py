@@ -53,6 +53,9 @@ class LabelMap:
     region_size: int                     # bytes of the map's label region
     gates: tuple[int, ...] = ()          # gate slot of the label of slot s at position s, -1
     # where no label or the database names no gate (sites of builds before gates never skip)
+    site_of: tuple[int, ...] = ()        # site of the label of slot s at position s, -1 where
+    # no label: labels of one site share their gate, or else their file, line and column
+    # (what the database says of a site); empty: each label is a site of its own
 
     @property
     def label_ids(self) -> tuple[int, ...]:
@@ -103,7 +106,20 @@ class LabelMap:
         gates = {label.slot: label.gate for label in live if label.gate is not None}
         size = max((label.slot for label in database.labels), default=-1) + 1
         return cls(tuple(sites.get(s) for s in range(size)), database.label_region,
-                   tuple(gates.get(s, -1) for s in range(size)) if gates else ())
+                   tuple(gates.get(s, -1) for s in range(size)) if gates else (),
+                   site_numbers(live, size))
+
+
+def site_numbers(labels: list[LabelRecord], size: int) -> tuple[int, ...]:
+    """The site of each slot's label (-1 where none), numbered in order of first slot; a
+    record that names no line is a site of its own."""
+    numbers: dict[tuple[object, ...], int] = {}
+    site_of = [-1] * size
+    for label in labels:
+        key: tuple[object, ...] = ("gate", label.gate) if label.gate is not None else (
+            (label.file, label.line, label.column) if label.line else ("slot", label.slot))
+        site_of[label.slot] = numbers.setdefault(key, len(numbers))
+    return tuple(site_of)
 
 
 def label_database(path: Path) -> LabelDatabase | None:

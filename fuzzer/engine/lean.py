@@ -128,6 +128,7 @@ class LeanBuilds:
         self._process: subprocess.Popen[bytes] | None = None
         self._building: tuple[Path, set[int]] | None = None  # its directory, what it drops
         self.failed = False                 # a rebuild failed: no more are tried
+        self.ready: Path | None = None      # a verified rebuild the campaign has yet to go on with
         # Rebuilds back off: the one after lean build N waits until that build has run
         # period * 2**N, so that a project that takes long to build, in a campaign
         # that retires labels now and then, is not rebuilt over and over.
@@ -169,7 +170,10 @@ class LeanBuilds:
 
     def step(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> Path | None:
         """Start a rebuild when one is due, or collect the one running: the lean build to
-        go on with, once there is one."""
+        go on with, once there is one, and the same one until the run stops for it (the run
+        may step again on its way out, when the next rebuild could already be due)."""
+        if self.ready is not None:
+            return self.ready
         if self._process is None:
             if not self.failed and self._due(retirement):
                 self._start(retirement, virgin, status)
@@ -221,7 +225,8 @@ class LeanBuilds:
             return None
         final = self.root / number
         os.replace(directory, final)
-        return final / self.full.name
+        self.ready = final / self.full.name
+        return self.ready
 
     def close(self) -> None:
         """Stop a rebuild still running (its half-built directory stays hidden)."""

@@ -19,6 +19,7 @@ from ffcc.fuzzer.engine.executor import Counters, Executor
 from ffcc.fuzzer.engine.labels import LabelMap, LabelSite
 from ffcc.fuzzer.engine.phases import PhaseProgress
 from ffcc.fuzzer.engine.queue import Queue
+from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.engine.scheduler import Scheduler, Selection, queue_hits, rarity_cutoff
 from ffcc.fuzzer.output.state import Totals
 from ffcc.fuzzer.output.stats import Snapshot
@@ -132,9 +133,10 @@ class Progress:
 
 def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Scheduler,
              labels: LabelMap | None, edge_end: int, config: Config,
-             cmplog: CmplogStats | None = None) -> Snapshot:
+             cmplog: CmplogStats | None = None, retirement: Retirement | None = None) -> Snapshot:
     """The campaign's numbers now; edge_end: where the label region starts in the map;
-    cmplog: the input-to-state stage's counts (-c)."""
+    cmplog: the input-to-state stage's counts (-c); retirement: the labels' (None: none
+    retire)."""
     now = time.time()
     counters = executor.counters()
     session = max(now - progress.started, 1e-6)
@@ -179,6 +181,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),
         labels_found=labels.covered(virgin, executor.virgin_crash()) if labels else 0,
         labels_total=labels.count if labels else 0,
+        label_sites_hot=retirement.hot_sites if retirement else 0,
+        labels_given_up=retirement.retired_uncovered(virgin) if retirement else 0,
         tokens=tokens, auto_tokens=auto_tokens,
         banner=Path(config.target_argv[0]).name,
         command_line=shlex.join(config.argv),

@@ -22,6 +22,15 @@ docs/LABELS.md) skips the site's label code altogether: its predicates stop cost
 The label code's own edges (the guard of the skipped block, those of the predicates'
 short-circuits) then stop counting in every trace that ran the site.
 
+A hot site, one where some label counted 128 or more times in one run, costs its labels'
+predicates that many times over in every run that gets there: a loop over the input's bytes
+(libpng's row filters run theirs for every byte of every row). Its labels retire whatever
+their turn: the covered ones at once, the uncovered ones once the site has been hot for
+HOT_GRACE seconds (given up: they stay uncovered in every report), so that the next lean
+rebuild compiles the site back to the program's own code. On libpng's harness a labelled run
+took 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361
+labels), 1.2 times (docs/LABELS.md, Hot sites).
+
 Most sites keep a label no input can cover there (a kill condition a dominating test rules
 out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
 ``rare``, and once STALL_SECONDS pass without a newly covered label, every label that is
@@ -48,6 +57,12 @@ STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases
 # selection is slow (libpng's harness: 2 a second, 2,810 labels covered in 150 s) the turns
 # never all come, and a label waiting costs every execution that runs it.
 TURN_WINDOW = 60.0
+# The hit-count class (AFL's buckets, as the virgin map keeps them) of a label that counted 128
+# or more times in one run: its site is hot.
+HOT_BUCKET = 0x80
+# How long the uncovered labels of a hot site keep counting: the site has run them at least
+# 128 times in each of the runs that got there.
+HOT_GRACE = 20.0
 
 
 def common_level(edge_hits: np.ndarray) -> float:
@@ -85,6 +100,10 @@ class Retirement:
         self._seen = np.zeros(len(self._slots), dtype=bool)  # covered, retired or not
         self._covered_at = np.zeros(len(self._slots))  # clock() when first covered
         self._label_indices = self._slots  # map indices, once the map's size is known
+        site_of = np.asarray(labels.site_of, dtype=np.int64)[self._slots] \
+            if labels.site_of else np.arange(len(self._slots))
+        _, self._site = np.unique(site_of, return_inverse=True)  # each label's site, densely
+        self._hot_since = np.full(int(self._site.max(initial=-1)) + 1, np.inf)  # clock()
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
         self._gated = gate_of_label >= 0
@@ -125,20 +144,27 @@ class Retirement:
         (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
         and then covering is enough), waited TURN_WINDOW seconds for it, or are common:
         ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
-        hitting them than the median covered edge.  Under ``stall``, every label left once
-        none was covered for long.  The map indices of those retired now."""
+        hitting them than the median covered edge.  Whatever the policy, the covered labels of
+        a hot site, and its uncovered ones once it has been hot for HOT_GRACE seconds.  Under
+        ``stall``, every label left once none was covered for long.  The map indices of those
+        retired now."""
         start = self.labels.region_start(len(virgin))
         self._label_indices = self._slots + start
-        covered = (virgin[self._label_indices] != 0xFF) & ~self.retired
+        classes = virgin[self._label_indices]
+        covered = (classes != 0xFF) & ~self.retired
         now = self._clock()
         first = covered & ~self._seen
+        hot = self._hot(classes, now)
         newly = covered
         if self._while_rare and hits is not None and targeted is not None and covered.any():
             self._covered_at[first] = now
             had_turn = np.isin(self._label_indices, targeted)
             common = hits[self._label_indices] > common_level(hits[:start])
             waited = now - self._covered_at >= TURN_WINDOW
-            newly = covered & (had_turn | common | waited)
+            newly = covered & (had_turn | common | waited | hot)
+        given_up_hot = hot & (classes == 0xFF) & ~self.retired \
+            & (now - self._hot_since[self._site] >= HOT_GRACE)
+        newly = newly | given_up_hot
         if first.any():
             self._seen |= first
             self._last_cover = now
@@ -147,6 +173,24 @@ class Retirement:
             self.given_up = True
         self._retire(newly)
         return self._label_indices[newly]
+
+    def _hot(self, classes: np.ndarray, now: float) -> np.ndarray:
+        """Which labels sit at a hot site, given the labels' hit-count classes: a site is hot
+        from the first time one of its labels that still counts shows HOT_BUCKET (a label
+        compiled out after it was covered reads as every class, and shows nothing)."""
+        hot_now = np.zeros(len(self._hot_since), dtype=bool)
+        hot_now[self._site[((classes & HOT_BUCKET) == 0) & ~self.retired]] = True
+        self._hot_since[hot_now & np.isinf(self._hot_since)] = now
+        return np.isfinite(self._hot_since)[self._site]
+
+    @property
+    def hot_sites(self) -> int:
+        """Sites found hot so far."""
+        return int(np.count_nonzero(np.isfinite(self._hot_since)))
+
+    def retired_uncovered(self, virgin: np.ndarray) -> int:
+        """Labels retired uncovered: at a hot site, by a stall, or compiled out so."""
+        return int(np.count_nonzero(virgin[self.indices] == 0xFF))
 
     def retire_ids(self, ids: Collection[int]) -> None:
         """Retire the labels with these ids whatever their coverage: the ones the running

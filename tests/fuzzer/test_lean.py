@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
+import numpy as np
 import pytest
 from fuzz_targets import ffuzz_env, reading_main
 from helpers import REPO, ffcc, poll_until, run_until, sample_sources, target_processes
@@ -19,7 +20,9 @@ from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.lean import DEFAULT_PERIOD, LeanBuilds, mismatch
+from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.status import PlainStatus
 from ffcc.runtime.abi import RETIRED, LabelDatabase, LabelRecord, read_label_db
 
 SEEDS = REPO / "samples/boundaries/seeds"
@@ -180,3 +183,30 @@ def _rebuilds(pid: int, logs: Path) -> bool:
         return str(logs) in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
     except OSError:
         return False
+
+
+
+def test_a_ready_lean_build_is_handed_over_until_the_run_stops_for_it(tmp_path) -> None:
+    """With the period 0 the next rebuild is due as soon as one is collected; the run that
+    stops for the ready build steps again on its way out, and must get the same build, not
+    start the next one (that forgot the ready build and ended the campaign: libpng's harness
+    stopped at 32 s)."""
+    full = project_build(tmp_path)
+    labels = LabelMap.load(full)
+    assert labels is not None
+    retirement = Retirement(labels)
+    builds = LeanBuilds(full, tmp_path / "lean", 0)
+    status = PlainStatus(interval=3600)
+    try:
+        retirement.retire_ids([label for label in labels.label_ids if label >= 0][:3])
+        virgin = np.full(1 << 16, 0xFF, np.uint8)
+        assert builds.step(retirement, virgin, status) is None, "the rebuild starts"
+        assert poll_until(lambda: builds.step(retirement, virgin, status) is not None, 120)
+        ready = builds.step(retirement, virgin, status)
+        assert ready == tmp_path / "lean/1/boundaries"
+        assert builds.step(retirement, virgin, status) == ready
+        assert not (tmp_path / "lean/.2").exists(), "no second rebuild before the run stops"
+    finally:
+        builds.close()
+        retirement.close()
+        status.close()

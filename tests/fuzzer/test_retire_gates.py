@@ -72,11 +72,11 @@ def test_retire_stall_gives_up_the_labels_left_once_none_was_covered_for_long(tm
     retirement = Retirement(labels, stall_seconds=600, clock=lambda: now[0])
     try:
         virgin = np.full(256, 0xFF, np.uint8)
-        virgin[[192, 194]] = 0
+        virgin[[192, 194]] = 0xFE  # covered by one hit: no hot site
         assert list(retirement.retire_covered(virgin)) == [192, 194]
         now[0] = 599
         assert list(retirement.retire_covered(virgin)) == [] and not retirement.given_up
-        virgin[193] = 0  # a cover restarts the wait; its site closes as with "first"
+        virgin[193] = 0xFE  # a cover restarts the wait; its site closes as with "first"
         assert list(retirement.retire_covered(virgin)) == [193] and retirement.closed_now == 1
         now[0] = 599 + 599
         assert list(retirement.retire_covered(virgin)) == []
@@ -257,7 +257,7 @@ def test_a_covered_label_counts_until_its_turn_as_a_target_unless_it_is_common()
     # Map of 32: edges 0-23 (covered edges 0-3, hit 10, 20, 30, 40 times: median 25),
     # labels 24-27, all covered; 26 was a target, 27 is hit more often than the median edge.
     labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
-    virgin = np.zeros(32, np.uint8)
+    virgin = np.full(32, 0xFE, np.uint8)  # each hit once by some run: no hot site
     hits = np.zeros(32, np.uint32)
     hits[:4] = (10, 20, 30, 40)
     hits[24:28] = (1, 25, 3, 26)
@@ -303,16 +303,42 @@ def test_a_covered_label_waits_a_minute_at_most_for_its_turn() -> None:
     retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
     try:
         virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
-        virgin[[0, 24]], hits[[0, 24]] = 0, (9, 1)
+        virgin[[0, 24]], hits[[0, 24]] = (0, 0xFE), (9, 1)  # label 24 hit once: not hot
         nobody = np.zeros(0, np.int64)
         assert list(retirement.retire_covered(virgin, hits, nobody)) == []
         now[0] = 30.0
-        virgin[25], hits[25] = 0, 1
+        virgin[25], hits[25] = 0xFE, 1
         assert list(retirement.retire_covered(virgin, hits, nobody)) == []
         now[0] = retire.TURN_WINDOW
         assert list(retirement.retire_covered(virgin, hits, nobody)) == [24], \
             "the label covered at 0 waited long enough; the one covered at 30 s waits on"
         now[0] = 30.0 + retire.TURN_WINDOW
         assert list(retirement.retire_covered(virgin, hits, nobody)) == [25]
+    finally:
+        retirement.close()
+
+
+def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
+    """A site where a label counted 128 or more in one run (libpng's row filters: once per
+    byte) costs its predicates that many times per run: its covered labels retire at once,
+    its uncovered ones after HOT_GRACE seconds, and the labels of other sites wait as before."""
+    records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5)
+               for i, line in enumerate((3, 3, 3, 9))]
+    labels = LabelMap.of(LabelDatabase(8, records))
+    assert labels.site_of[:4] == (0, 0, 0, 1)
+    now = [0.0]
+    retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
+    try:
+        virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
+        virgin[0], hits[0] = 0, 9
+        virgin[24:28] = (0xFF & ~retire.HOT_BUCKET, 0xFE, 0xFF, 0xFE)  # 24: hot; 26 uncovered
+        hits[[24, 25, 27]] = 1
+        nobody = np.zeros(0, np.int64)
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [24, 25]
+        assert retirement.hot_sites == 1 and retirement.retired_uncovered(virgin) == 0
+        now[0] = retire.HOT_GRACE
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [26], \
+            "given up uncovered; label 27's site is not hot"
+        assert retirement.retired_uncovered(virgin) == 1
     finally:
         retirement.close()
