@@ -77,7 +77,8 @@ def check_rebuildable(binary: Path) -> None:
 
 def labels_to_drop(database: LabelDatabase, retired: set[int], covered: set[int]) -> dict[int, bool]:
     """What a lean rebuild compiles out, label id -> whether it was covered: the retired
-    labels and the pruned ones (which a rebuild without ``--prune`` would bring back)."""
+    labels (with every label of a hot site: retire.py) and the pruned ones (which a rebuild
+    without ``--prune`` would bring back)."""
     drop = {label.id: False for label in database.labels if label.pruned}
     drop.update({label: label in covered for label in retired})
     return drop
@@ -193,7 +194,8 @@ class LeanBuilds:
         start = retirement.labels.region_start(len(virgin))
         covered = {label.id for label in self.database.labels
                    if virgin[start + label.slot] != 0xFF}
-        drop = labels_to_drop(self.database, retirement.retired_ids(), covered)
+        drop = labels_to_drop(self.database, retirement.retired_ids() | retirement.hot_ids(),
+                              covered)
         number = 1 + max((int(d.name.lstrip(".")) for d in self.root.glob("*")
                           if d.name.lstrip(".").isdigit()), default=0)
         directory = self.root / f".{number}"  # N/ once verified

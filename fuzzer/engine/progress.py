@@ -181,7 +181,6 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
         rarity_cutoff=rarity_cutoff(queue_hits(virgin, executor.branch_hits())),
         labels_found=labels.covered(virgin, executor.virgin_crash()) if labels else 0,
         labels_total=labels.count if labels else 0,
-        label_sites_hot=retirement.hot_sites if retirement else 0,
         labels_given_up=retirement.retired_uncovered(virgin) if retirement else 0,
         tokens=tokens, auto_tokens=auto_tokens,
         banner=Path(config.target_argv[0]).name,

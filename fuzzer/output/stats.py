@@ -106,7 +106,6 @@ class Snapshot:
     rarity_cutoff: int       # FairFuzz's cutoff over every branch (labels also have theirs)
     labels_found: int
     labels_total: int
-    label_sites_hot: int     # label sites where a label counted 128 or more in one run
     labels_given_up: int     # labels retired uncovered (at hot sites, or by --retire stall)
     tokens: int
     auto_tokens: int
@@ -155,7 +154,7 @@ def fuzzer_stats_text(s: Snapshot) -> str:
         ("labels_total", s.labels_total), ("targets_selected", s.targets_selected),
         ("targets_labels", s.targets_labels), ("targets_distinct", s.targets_distinct),
         ("targets_distinct_labels", s.targets_distinct_labels),
-        ("label_sites_hot", s.label_sites_hot), ("labels_given_up", s.labels_given_up),
+        ("labels_given_up", s.labels_given_up),
     ]
     if s.cmplog:
         rows += [("cmplog_entries", s.cmplog.entries), ("cmplog_execs", s.cmplog.execs),

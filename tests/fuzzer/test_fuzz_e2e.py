@@ -24,7 +24,7 @@ STATS_KEYS = ("start_time last_update run_time fuzzer_pid cycles_done cycles_wo_
               "cpu_affinity edges_found total_edges var_byte_count havoc_expansion "
               "auto_dict_entries afl_banner afl_version target_mode command_line schedule "
               "labels_found labels_total targets_selected targets_labels targets_distinct "
-              "targets_distinct_labels label_sites_hot labels_given_up").split()
+              "targets_distinct_labels labels_given_up").split()
 PLOT_HEADER = ("# relative_time, cycles_done, cur_item, corpus_count, pending_total, "
                "pending_favs, map_size, saved_crashes, saved_hangs, max_depth, "
                "execs_per_sec, total_execs, edges_found")

@@ -186,11 +186,12 @@ def _rebuilds(pid: int, logs: Path) -> bool:
 
 
 
-def test_a_ready_lean_build_is_handed_over_until_the_run_stops_for_it(tmp_path) -> None:
-    """With the period 0 the next rebuild is due as soon as one is collected; the run that
-    stops for the ready build steps again on its way out, and must get the same build, not
-    start the next one (that forgot the ready build and ended the campaign: libpng's harness
-    stopped at 32 s)."""
+def test_a_lean_build_drops_hot_sites_and_is_handed_over_until_the_run_stops_for_it(tmp_path) -> None:
+    """A rebuild compiles out every label of a hot site, the uncovered ones too.  With the
+    period 0 the next rebuild is due as soon as one is collected; the run that stops for the
+    ready build steps again on its way out, and must get the same build, not start the next
+    one (that forgot the ready build and ended the campaign: libpng's harness stopped at
+    32 s)."""
     full = project_build(tmp_path)
     labels = LabelMap.load(full)
     assert labels is not None
@@ -198,12 +199,20 @@ def test_a_ready_lean_build_is_handed_over_until_the_run_stops_for_it(tmp_path) 
     builds = LeanBuilds(full, tmp_path / "lean", 0)
     status = PlainStatus(interval=3600)
     try:
-        retirement.retire_ids([label for label in labels.label_ids if label >= 0][:3])
         virgin = np.full(1 << 16, 0xFF, np.uint8)
+        sites = [s for s in labels.site_of if s >= 0]
+        hot = next(s for s in sites if sites.count(s) > 1)
+        site = {i for i, s in zip(labels.label_ids, labels.site_of) if s == hot}
+        first = labels.region_start(len(virgin)) + labels.site_of.index(hot)
+        virgin[first] = 0x7F  # a label of the site counted 128 or more in a run: it is hot
+        assert list(retirement.retire_covered(virgin)) == [first]
         assert builds.step(retirement, virgin, status) is None, "the rebuild starts"
         assert poll_until(lambda: builds.step(retirement, virgin, status) is not None, 120)
         ready = builds.step(retirement, virgin, status)
         assert ready == tmp_path / "lean/1/boundaries"
+        lean = read_label_db(ready)
+        assert lean is not None
+        assert {label.id for label in lean.labels if label.pruned == RETIRED} == site
         assert builds.step(retirement, virgin, status) == ready
         assert not (tmp_path / "lean/.2").exists(), "no second rebuild before the run stops"
     finally:

@@ -335,7 +335,7 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
         hits[[24, 25, 27]] = 1
         nobody = np.zeros(0, np.int64)
         assert list(retirement.retire_covered(virgin, hits, nobody)) == [24, 25]
-        assert retirement.hot_sites == 1 and retirement.retired_uncovered(virgin) == 0
+        assert retirement.hot_ids() == {0, 1, 2} and retirement.retired_uncovered(virgin) == 0
         now[0] = retire.HOT_GRACE
         assert list(retirement.retire_covered(virgin, hits, nobody)) == [26], \
             "given up uncovered; label 27's site is not hot"
