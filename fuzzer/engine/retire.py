@@ -25,11 +25,12 @@ short-circuits) then stop counting in every trace that ran the site.
 A hot site, one where some label counted 128 or more times in one run, costs its labels'
 predicates that many times over in every run that gets there: a loop over the input's bytes
 (libpng's row filters run theirs for every byte of every row). Its labels retire whatever
-their turn: the covered ones at once, the uncovered ones once the site has been hot for
-HOT_GRACE seconds (given up: they stay uncovered in every report; this closes the site's gate
-in a build with gates), and the next lean rebuild compiles the whole site out, back to the
-program's own code (its uncovered labels had until then; the labels compiled out tell no
-later run that the site was hot, and it needs not know). On libpng's harness a labelled run
+their turn: the covered ones at once; the next lean rebuild compiles the whole site out, back
+to the program's own code, its uncovered labels too (given up: they stay uncovered in every
+report; they had until then, and the lean build keeps nothing of the site, so no later run
+needs to know it was hot). In a build with gates the uncovered ones also retire once the site
+has been hot for HOT_GRACE seconds, which closes its gate; without gates, retiring a label
+that never fires would save nothing. On libpng's harness a labelled run
 took 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361
 labels), 1.2 times (docs/LABELS.md, Hot sites).
 
@@ -147,7 +148,8 @@ class Retirement:
         and then covering is enough), waited TURN_WINDOW seconds for it, or are common:
         ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
         hitting them than the median covered edge.  Whatever the policy, the covered labels of
-        a hot site, and its uncovered ones once it has been hot for HOT_GRACE seconds.  Under
+        a hot site, and where gates can skip the site, its uncovered ones once it has been hot
+        for HOT_GRACE seconds (elsewhere retiring them would save nothing).  Under
         ``stall``, every label left once none was covered for long.  The map indices of those
         retired now."""
         start = self.labels.region_start(len(virgin))
@@ -164,7 +166,7 @@ class Retirement:
             common = hits[self._label_indices] > common_level(hits[:start])
             waited = now - self._covered_at >= TURN_WINDOW
             newly = covered & (had_turn | common | waited | hot)
-        given_up_hot = hot & (classes == 0xFF) & ~self.retired \
+        given_up_hot = hot & self._gated & (classes == 0xFF) & ~self.retired \
             & (now - self._hot_since[self._site] >= HOT_GRACE)
         newly = newly | given_up_hot
         if first.any():

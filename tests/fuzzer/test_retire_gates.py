@@ -321,24 +321,29 @@ def test_a_covered_label_waits_a_minute_at_most_for_its_turn() -> None:
 def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
     """A site where a label counted 128 or more in one run (libpng's row filters: once per
     byte) costs its predicates that many times per run: its covered labels retire at once,
-    its uncovered ones after HOT_GRACE seconds, and the labels of other sites wait as before."""
-    records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5)
-               for i, line in enumerate((3, 3, 3, 9))]
-    labels = LabelMap.of(LabelDatabase(8, records))
-    assert labels.site_of[:4] == (0, 0, 0, 1)
-    now = [0.0]
-    retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
-    try:
-        virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
-        virgin[0], hits[0] = 0, 9
-        virgin[24:28] = (0xFF & ~retire.HOT_BUCKET, 0xFE, 0xFF, 0xFE)  # 24: hot; 26 uncovered
-        hits[[24, 25, 27]] = 1
-        nobody = np.zeros(0, np.int64)
-        assert list(retirement.retire_covered(virgin, hits, nobody)) == [24, 25]
-        assert retirement.hot_ids() == {0, 1, 2} and retirement.retired_uncovered(virgin) == 0
-        now[0] = retire.HOT_GRACE
-        assert list(retirement.retire_covered(virgin, hits, nobody)) == [26], \
-            "given up uncovered; label 27's site is not hot"
-        assert retirement.retired_uncovered(virgin) == 1
-    finally:
-        retirement.close()
+    and where a gate can skip the site its uncovered ones after HOT_GRACE seconds; the labels
+    of other sites wait as before."""
+    for gated in (True, False):
+        records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5,
+                               gate=(12 if line == 3 else 13) if gated else None)
+                   for i, line in enumerate((3, 3, 3, 9))]
+        labels = LabelMap.of(LabelDatabase(16, records))
+        assert labels.site_of[:4] == (0, 0, 0, 1)
+        now = [0.0]
+        retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
+        try:
+            virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
+            virgin[0], hits[0] = 0, 9
+            virgin[16:20] = (0xFF & ~retire.HOT_BUCKET, 0xFE, 0xFF, 0xFE)  # 16 hot, 18 uncovered
+            hits[[16, 17, 19]] = 1
+            nobody = np.zeros(0, np.int64)
+            assert list(retirement.retire_covered(virgin, hits, nobody)) == [16, 17]
+            assert retirement.hot_ids() == {0, 1, 2} and retirement.retired_uncovered(virgin) == 0
+            now[0] = retire.HOT_GRACE
+            given_up = [18] if gated else []
+            assert list(retirement.retire_covered(virgin, hits, nobody)) == given_up, \
+                "given up where the gate then closes; label 19's site is not hot"
+            assert retirement.retired_uncovered(virgin) == len(given_up)
+            assert retirement.closed_now == (1 if gated else 0)
+        finally:
+            retirement.close()
