@@ -163,27 +163,55 @@ static inline uint8_t *ffcc_batch_slot(struct ffcc_batch *batch, uint32_t i, uin
   return (uint8_t *)batch + FFCC_BATCH_MAPS + (uint64_t)i * ffcc_batch_slot_size(map_size);
 }
 
+/* Whether n bytes at p (n a multiple of 16) are all zero: 16-byte vectors that
+ * gcc and clang both keep as such at -O2 (8-byte words they did not vectorise
+ * alike: gcc scanned a 28 KB map in 1.3 us, clang in 0.3). */
+typedef uint64_t ffcc_v16 __attribute__((vector_size(16)));
+static inline int ffcc_all_zero(const uint8_t *p, uint32_t n)
+{
+  ffcc_v16 any = {0, 0};
+  for (uint32_t k = 0; k < n; k += 16) {
+    ffcc_v16 word;
+    __builtin_memcpy(&word, p + k, 16);
+    any |= word;
+  }
+  return !(any[0] | any[1]);
+}
+
+static inline void ffcc_batch_store_block(uint8_t *slot, uint8_t *into, uint8_t *map,
+                                          uint32_t at, uint32_t len)
+{
+  uint64_t *bits = (uint64_t *)slot;
+  uint32_t block = at / FFCC_BATCH_BLOCK;
+  __builtin_memcpy(into + at, map + at, len);
+  __builtin_memset(map + at, 0, len);
+  bits[block / 64] |= (uint64_t)1 << (block % 64);
+}
+
+/* Blocks a case's map is scanned by first: a labelled map is mostly zero (its
+ * label region: libpng's harness has 22 KB of labels beside 6 KB of edges), so
+ * most superblocks cost one test. */
+#define FFCC_BATCH_SUPERBLOCK 512
+_Static_assert(FFCC_BATCH_SUPERBLOCK % FFCC_BATCH_BLOCK == 0, "whole blocks");
+
 /* Copy map's non-zero blocks into slot (whose map is zero), set their bits and
  * clear them in map: the target's end of a case, and the fuzzer's when a case
  * dies with its trace in the shared map.  The last block may be short. */
 static inline void ffcc_batch_store(uint8_t *slot, uint8_t *map, uint32_t map_size)
 {
-  uint64_t *bits = (uint64_t *)slot;
   uint8_t *into = slot + ffcc_batch_bits_size(map_size);
-  for (uint32_t at = 0; at < map_size; at += FFCC_BATCH_BLOCK) {
+  uint32_t at = 0;
+  for (; at + FFCC_BATCH_SUPERBLOCK <= map_size; at += FFCC_BATCH_SUPERBLOCK) {
+    if (ffcc_all_zero(map + at, FFCC_BATCH_SUPERBLOCK)) continue;
+    for (uint32_t b = at; b < at + FFCC_BATCH_SUPERBLOCK; b += FFCC_BATCH_BLOCK)
+      if (!ffcc_all_zero(map + b, FFCC_BATCH_BLOCK))
+        ffcc_batch_store_block(slot, into, map, b, FFCC_BATCH_BLOCK);
+  }
+  for (; at < map_size; at += FFCC_BATCH_BLOCK) {
     uint32_t len = map_size - at < FFCC_BATCH_BLOCK ? map_size - at : FFCC_BATCH_BLOCK;
-    uint64_t any = 0;
-    for (uint32_t k = 0; k + 8 <= len; k += 8) {
-      uint64_t word;
-      __builtin_memcpy(&word, map + at + k, 8);
-      any |= word;
-    }
-    for (uint32_t k = len & ~7u; k < len; k++) any |= map[at + k];
-    if (!any) continue;
-    __builtin_memcpy(into + at, map + at, len);
-    __builtin_memset(map + at, 0, len);
-    uint32_t block = at / FFCC_BATCH_BLOCK;
-    bits[block / 64] |= (uint64_t)1 << (block % 64);
+    int zero = ffcc_all_zero(map + at, len & ~15u);
+    for (uint32_t k = len & ~15u; k < len; k++) zero &= !map[at + k];
+    if (!zero) ffcc_batch_store_block(slot, into, map, at, len);
   }
 }
 
