@@ -323,13 +323,14 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
     byte) costs its predicates that many times per run: its covered labels retire at once,
     and where a gate can skip the site its uncovered ones after HOT_GRACE seconds; the labels
     of other sites wait as before."""
+    now = [0.0]
     for gated in (True, False):
         records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5,
                                gate=(12 if line == 3 else 13) if gated else None)
                    for i, line in enumerate((3, 3, 3, 9))]
         labels = LabelMap.of(LabelDatabase(16, records))
         assert labels.site_of[:4] == (0, 0, 0, 1)
-        now = [0.0]
+        now[0] = 0.0
         retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
         try:
             virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
