@@ -18,8 +18,9 @@ not as the whole function. At -O1 and above the compilers keep such elements (co
 no address taken) in registers as they did the variables; elements laundered in memory
 (``"+m"``) are arrays of their own, which stay in memory as those variables did.
 
-A function whose body cannot take declarations at its start (its brace written by a macro, or
-GNU ``__label__`` declarations, which must come first) has no frame, and neither has code in a
+A function whose body cannot take declarations at its start (its brace written by a macro,
+GNU ``__label__`` declarations or a pragma such as ``#pragma clang fp``, which must come first)
+has no frame, and neither has code in a
 block literal (``^{ ... }``), which could not assign a variable of the function: their sites
 declare their temporaries themselves (rewrite.py).
 """
@@ -29,7 +30,7 @@ from __future__ import annotations
 from clang.cindex import Cursor, Type, TypeKind
 
 from .opaque import TEMP
-from .unit import Unit, function_body, strip_implicit, type_kind, unparenthesised
+from .unit import Token, Unit, function_body, strip_implicit, type_kind, unparenthesised
 
 # C spellings of the canonical scalar types a temporary may have.
 SPELLING = {
@@ -139,9 +140,23 @@ def frame_of(unit: Unit, function: Cursor) -> Frame | None:
     if unit.source[brace:brace + 1] != b"{" or unit.touches_macro(brace, brace + 1):
         return None
     first = unit.tokens_in(brace + 1, unit.span(body)[1])
-    if first and first[0].spelling == "__label__":
+    if first and first[0].spelling == "__label__" or _opens_with_pragma(unit, first):
         return None
     return Frame(brace)
+
+
+def _opens_with_pragma(unit: Unit, tokens: list[Token]) -> bool:
+    """Whether a pragma comes before the body's first declaration or statement, past any
+    conditional directives (``#if defined(__clang__)``): ``#pragma clang fp ...`` and
+    ``#pragma STDC ...`` must open their compound statement, before any declaration."""
+    i = 0
+    while i < len(tokens) and tokens[i].spelling in ("#", "_Pragma"):
+        if tokens[i].spelling == "_Pragma" or [t.spelling for t in tokens[i + 1:i + 2]] == ["pragma"]:
+            return True
+        i += 1  # the rest of the directive's line
+        while i < len(tokens) and b"\n" not in unit.source[tokens[i - 1].end:tokens[i].offset]:
+            i += 1
+    return False
 
 
 def value_spelling(operand: Cursor, bitfield: bool, compared: bool) -> str | None:

@@ -145,12 +145,24 @@ REASSOCIATING = {"-ffast-math": True, "-Ofast": True, "-fassociative-math": True
                  "-fno-associative-math": False, "-fno-unsafe-math-optimizations": False}
 
 
-def reassociates(compile_args: list[str]) -> bool:
-    """Whether the compile may reassociate floating arithmetic: the last option that says."""
+# What asks for reassociation in the source: clang's `#pragma clang fp reassociate(on)` and
+# `#pragma float_control(precise, off)`, gcc's `#pragma GCC optimize` and `optimize` attribute
+# with one of the options above (`_Pragma("...")` spells the same words).
+_REASSOCIATING_TEXT = re.compile(
+    rb"clang\s+fp\s+reassociate\s*\(\s*on\s*\)"
+    rb"|float_control\s*\(\s*precise\s*,\s*off"
+    rb"|(?:GCC\s+optimize|optimize(?:__)?\s*\()[^\n]*?"
+    rb"(?:fast-math|Ofast|associative-math|unsafe-math-optimizations)")
+
+
+def reassociates(compile_args: list[str], source: bytes = b"") -> bool:
+    """Whether the compile may reassociate floating arithmetic: the last option that says, or
+    a pragma or attribute of ``source`` that asks for it (in some function: the whole unit is
+    taken as reassociating)."""
     allowed = False
     for arg in compile_args:
         allowed = REASSOCIATING.get(arg, allowed)
-    return allowed
+    return allowed or _REASSOCIATING_TEXT.search(source) is not None
 
 
 class Unit:
@@ -160,9 +172,9 @@ class Unit:
                  ) -> None:
         """``expansion``: parse that text (the file with macros expanded) in the file's place."""
         self.path = str(Path(path))
-        self.reassociates = reassociates(compile_args)  # floating sums may be reordered
         self.expansion = expansion
         self.source = Path(path).read_bytes() if expansion is None else expansion.source
+        self.reassociates = reassociates(compile_args, self.source)  # sums may be reordered
         index = cindex.Index.create()
         self.tu = index.parse(
             self.path,

@@ -61,12 +61,13 @@ def test_labels_do_not_change_behaviour(source: Path, cc: str, level: str, tmp_p
     assert labelled == plain
 
 
+@pytest.mark.parametrize("program", ["fast_math_reduction", "fast_math_pragma"])
 @pytest.mark.parametrize("cc", BACKENDS)
-def test_fast_math_sums_are_the_plain_builds(cc: str, tmp_path: Path):
+def test_fast_math_sums_are_the_plain_builds(cc: str, program: str, tmp_path: Path):
     """Without UBSan, whose checks keep clang from vectorising, the optimiser reassociates
-    fast_math_reduction.c's sums as it likes, and labels must leave it the plain build's
-    choices."""
-    source = CORPUS / "fast_math_reduction.c"
+    the programs' sums as it likes (asked on the command line, or by a pragma), and labels
+    must leave it the plain build's choices."""
+    source = CORPUS / f"{program}.c"
     plain = observed(build(source, tmp_path, cc, "-O2", [], sanitizer=()))
     labelled = observed(build(source, tmp_path, cc, "-O2", ["--mcc", "--wm=all"], sanitizer=()))
     assert labelled == plain
