@@ -1,4 +1,7 @@
-"""The one error type the driver reports: a single line, then a non-zero exit."""
+"""The one error type the driver reports: a single line, then a non-zero exit; and how the
+driver writes a line to stderr."""
+
+import sys
 
 
 class FfccError(Exception):
@@ -13,3 +16,11 @@ class FfccError(Exception):
         error: ...``), and ffcc++ reports under its own name, as g++ does."""
         message = str(self)
         return driver + message[len("ffcc"):] if message.startswith("ffcc:") else message
+
+
+def say(line: str) -> None:
+    """Write one line to stderr in one write: a project build compiles its units in threads,
+    and print() writes a line and its newline apart, so two threads' messages could share a
+    line (test_labels_required saw main.c's error run on after check.c's)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ffcc.runtime.abi import RETIRED
 
 from .command_line import CompilerCommand, Source
+from .errors import say
 from .labels import UnitLabel, labeldb_asm, preamble, unit_db, unit_id, unlabelled_record
 from .plan import labelled_argv, parse_flags
 from .selection import Selection
@@ -135,9 +136,9 @@ class LabelBuilder:
         unit = LabelledUnit(source.path, annotated, len(result.labels), counts, result.left_out)
         self.units.append(unit)
         if settings.verbose:
-            print(f"ffcc: {source.path}: {unit.label_count} labels "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
-                  f"{unit.left_out} left out", file=sys.stderr)
+            say(f"ffcc: {source.path}: {unit.label_count} labels "
+                f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
+                f"{unit.left_out} left out")
         return unit
 
     def _records(self, source: str, text: str, labels: list[Label],
@@ -203,8 +204,8 @@ class LabelBuilder:
         for path in paths:
             reason = unparsed_reason(self.unparsed[path])
             self.unlabelled.append(UnlabelledUnit(path, reason))
-            print(f"ffcc: warning: {path}: built without labels, as {reason} "
-                  "(--labels-required makes this an error)", file=sys.stderr)
+            say(f"ffcc: warning: {path}: built without labels, as {reason} "
+                "(--labels-required makes this an error)")
 
     def fix_dependency_files(self, paths: list[str]) -> None:
         """Make -MD output name the original sources, not the annotated copies."""
@@ -247,8 +248,8 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
     if unparsed and builder.settings.labels_required:
         first = unparsed[0]
         builder.unlabelled += [UnlabelledUnit(path, "libclang cannot parse it") for path in unparsed]
-        print(f"ffcc: error: {first}: libclang cannot parse it, so it gets no labels "
-              f"(--labels-required): {builder.unparsed[first]}", file=sys.stderr)
+        say(f"ffcc: error: {first}: libclang cannot parse it, so it gets no labels "
+            f"(--labels-required): {builder.unparsed[first]}")
         return 1
     argv = builder.recording_unlabelled(argv, {path: unparsed_reason(builder.unparsed[path])
                                                for path in unparsed})
@@ -264,7 +265,7 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         return subprocess.run(argv).returncode
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
     if verbose:
-        print("ffcc: " + " ".join(labelled), file=sys.stderr)
+        say("ffcc: " + " ".join(labelled))
     trial = subprocess.run(labelled, capture_output=True)
     if trial.returncode == 0:
         sys.stdout.buffer.write(trial.stdout)
@@ -275,8 +276,8 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
     reason = first_error(trial.stderr)
     if builder.settings.labels_required:
         builder.without_labels(units, reason)
-        print(f"ffcc: error: {sources}: labelled code does not compile "
-              f"(--labels-required): {reason}", file=sys.stderr)
+        say(f"ffcc: error: {sources}: labelled code does not compile "
+            f"(--labels-required): {reason}")
         return trial.returncode
     original = subprocess.run(builder.recording_unlabelled(
         argv, {unit.source: labelled_code_reason(reason) for unit in units}), capture_output=True)
@@ -284,9 +285,8 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
     sys.stderr.buffer.write(original.stderr)
     if original.returncode == 0:
         builder.without_labels(units, reason)
-        print(f"ffcc: warning: {sources}: built without labels, as "
-              f"{labelled_code_reason(reason)} (--labels-required makes this an error)",
-              file=sys.stderr)
+        say(f"ffcc: warning: {sources}: built without labels, as "
+            f"{labelled_code_reason(reason)} (--labels-required makes this an error)")
     return original.returncode
 
 
@@ -315,8 +315,8 @@ def _note_bounded(source: str, bounded: list[BoundedDecision]) -> None:
     """One line per file: its first decision whose MCC labels cover windows only."""
     first = bounded[0]
     more = f" (and {len(bounded) - 1} more in this file)" if len(bounded) > 1 else ""
-    print(f"ffcc: note: {source}:{first.line}: decision with {first.atoms} conditions bounded "
-          f"to windows of {first.window} (--mcc-max){more}", file=sys.stderr)
+    say(f"ffcc: note: {source}:{first.line}: decision with {first.atoms} conditions bounded "
+        f"to windows of {first.window} (--mcc-max){more}")
 
 
 def dependency_outputs(command: CompilerCommand) -> list[str]:
