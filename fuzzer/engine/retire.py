@@ -63,8 +63,9 @@ TURN_WINDOW = 60.0
 # The hit-count class (AFL's buckets, as the virgin map keeps them) of a label that counted 128
 # or more times in one run: its site is hot.
 HOT_BUCKET = 0x80
-# How long the uncovered labels of a hot site keep counting: the site has run them at least
-# 128 times in each of the runs that got there.
+# How long the uncovered labels of a hot site keep counting where a gate can then skip the site
+# (elsewhere they go with the next lean rebuild): the site has run them at least 128 times in
+# each of the runs that got there.
 HOT_GRACE = 20.0
 
 
