@@ -23,7 +23,7 @@ from ffcc.runtime.abi import BUILD_RECORD
 from ffcc.runtime.files import write_atomic
 
 from .command_line import CompilerCommand, Source, parse_command
-from .errors import FfccError
+from .errors import FfccError, say
 from .plan import project_compile_options, project_compiles, project_link
 from .runtime_cache import runtime_files
 from .toolchain import Backend
@@ -60,7 +60,7 @@ def _run(argv: list[str], verbose: bool, builder=None, cxx: bool = False) -> int
         from .labelled_compile import compile_with_labels
         return compile_with_labels(argv, parse_command(argv[1:], cxx), builder, verbose)
     if verbose:
-        print("ffcc: " + " ".join(argv), file=sys.stderr)
+        say("ffcc: " + " ".join(argv))  # in one of the build's threads
     return subprocess.run(argv).returncode
 
 

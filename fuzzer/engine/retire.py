@@ -104,9 +104,8 @@ class Retirement:
         self._seen = np.zeros(len(self._slots), dtype=bool)  # covered, retired or not
         self._covered_at = np.zeros(len(self._slots))  # clock() when first covered
         self._label_indices = self._slots  # map indices, once the map's size is known
-        site_of = np.asarray(labels.site_of, dtype=np.int64)[self._slots] \
-            if labels.site_of else np.arange(len(self._slots))
-        _, self._site = np.unique(site_of, return_inverse=True)  # each label's site, densely
+        self._site = np.asarray(labels.site_of, dtype=np.int64)[self._slots] \
+            if labels.site_of else np.arange(len(self._slots))  # each label's site (dense)
         self._hot_since = np.full(int(self._site.max(initial=-1)) + 1, np.inf)  # clock()
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
