@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Callable
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -165,6 +165,31 @@ def reassociates(compile_args: list[str], source: bytes = b"") -> bool:
     return allowed or _REASSOCIATING_TEXT.search(source) is not None
 
 
+def headers_reassociate(tu: cindex.TranslationUnit) -> bool:
+    """Whether a header the unit includes asks for reassociation: a pragma at a header's file
+    scope (``#pragma GCC optimize("Ofast")``) holds for every function after it."""
+    for inclusion in tu.get_includes():
+        path = inclusion.include.name
+        try:
+            status = os.stat(path)
+        except OSError:
+            continue
+        if _header_reassociates(path, status.st_mtime_ns, status.st_size):
+            return True
+    return False
+
+
+@lru_cache(maxsize=8192)
+def _header_reassociates(path: str, mtime_ns: int, size: int) -> bool:
+    """One header's verdict, kept while its modification time and size stay: a compile
+    server reads each header once for all the units that include it."""
+    del mtime_ns, size  # the cache key only
+    try:
+        return _REASSOCIATING_TEXT.search(Path(path).read_bytes()) is not None
+    except OSError:
+        return False
+
+
 class Unit:
     """A translation unit restricted to its main file."""
 
@@ -174,7 +199,6 @@ class Unit:
         self.path = str(Path(path))
         self.expansion = expansion
         self.source = Path(path).read_bytes() if expansion is None else expansion.source
-        self.reassociates = reassociates(compile_args, self.source)  # sums may be reordered
         index = cindex.Index.create()
         self.tu = index.parse(
             self.path,
@@ -186,6 +210,9 @@ class Unit:
                  if d.severity >= cindex.Diagnostic.Error and not _in_borrowed_headers(d)]
         if fatal:
             raise ParseError("; ".join(_where(d, self.path) + d.spelling for d in fatal[:5]))
+        # sums may be reordered
+        self.reassociates = (reassociates(compile_args, self.source)
+                             or headers_reassociate(self.tu))
         self._locations: dict[bytes, tuple[int, int, bool]] = {}
         self._per_use: dict[str, bool] = {}  # macro name -> expands to a PER_USE_MACROS one
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))

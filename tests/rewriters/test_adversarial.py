@@ -1,6 +1,7 @@
 """The adversarial corpus: C that breaks source rewriters, built plain and with every label.
 
-Each program in adversarial/ is self-contained (its first comment says what it attacks). It is
+Each program in adversarial/ is self-contained, but for a header of its own in
+adversarial/headers/ (its first comment says what it attacks). It is
 built by ffcc without labels and with ``--mcc --wm=all``, by gcc and by clang, at -O0 and -O2, with
 UBSan, and both builds must show the same stdout, stderr (UBSan reports included) and exit
 status: labels never change what a program does.  A program that starts with a
@@ -61,7 +62,8 @@ def test_labels_do_not_change_behaviour(source: Path, cc: str, level: str, tmp_p
     assert labelled == plain
 
 
-@pytest.mark.parametrize("program", ["fast_math_reduction", "fast_math_pragma"])
+@pytest.mark.parametrize("program", ["fast_math_reduction", "fast_math_pragma",
+                                     "fast_math_header_pragma"])
 @pytest.mark.parametrize("cc", BACKENDS)
 def test_fast_math_sums_are_the_plain_builds(cc: str, program: str, tmp_path: Path):
     """Without UBSan, whose checks keep clang from vectorising, the optimiser reassociates
