@@ -75,6 +75,12 @@ def socket_path() -> str:
     """Where this installation's server listens: a server runs the code of the rooms ffcc
     imports as it was when it started, so an edit to any of them (or to a header they read)
     means another server."""
+    return os.path.join(socket_dir(), f"server-{installation_id()}.sock")
+
+
+def installation_id() -> str:
+    """A name for the code of the rooms ffcc imports as it is now (their files' paths,
+    modification times and sizes, and the interpreter's)."""
     here = os.path.dirname(os.path.abspath(__file__))
     identity = [os.path.realpath(sys.executable), sys.version]
     for package in (here, *(os.path.join(os.path.dirname(here), room)
@@ -84,7 +90,7 @@ def socket_path() -> str:
             identity += [entry.path, str(info.st_mtime_ns), str(info.st_size)]
     # zlib, not hashlib: importing hashlib loads OpenSSL, which costs more than hashing here.
     data = "\0".join(identity).encode(errors="surrogateescape")
-    return os.path.join(socket_dir(), f"server-{zlib.crc32(data):08x}{zlib.adler32(data):08x}.sock")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 def private_dir(path: str) -> bool:

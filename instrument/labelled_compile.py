@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import RETIRED
 
+from .annotation_cache import cached_annotation
 from .command_line import CompilerCommand, Source
 from .errors import say
 from .labels import UnitLabel, labeldb_asm, preamble, unit_db, unit_id, unlabelled_record
@@ -113,9 +114,12 @@ class LabelBuilder:
             return None
         if not os.access(source.path, os.R_OK):
             return None
+        args = [*settings.macros, *flags]
+        compiled_out = settings.retired_in(source.path)
         try:
-            result = annotate(source.path, [*settings.macros, *flags], settings.options,
-                              settings.retired_in(source.path))
+            result = cached_annotation(
+                source.path, args, settings.options, compiled_out,
+                lambda: annotate(source.path, args, settings.options, compiled_out))
         except ParseError as err:
             self.unparsed[source.path] = str(err).split("; ")[0]
             return None

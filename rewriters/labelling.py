@@ -57,6 +57,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     code (``_lean_text``)."""
     options = options or LabelOptions()
     unit = Unit(path, compile_args)
+    headers = unit.headers
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)
     emitted: list[tuple[Function, LabelRequest]] = []
@@ -94,7 +95,7 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     bounded = [BoundedDecision(unit.line_col(unit.span(decision.cursor)[0])[0],
                                len(decision.atoms), window) for decision, window in bounds]
     return Annotation(text=text, labels=labels, left_out=left_out, skipped=skipped,
-                      bounded=bounded)
+                      bounded=bounded, headers=headers)
 
 
 @dataclass(frozen=True)

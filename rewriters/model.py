@@ -124,6 +124,7 @@ class Annotation:
     left_out: int = 0  # combinations / mutants not emitted because an operand can't be guarded
     skipped: int = 0  # labels dropped because their site's edits conflicted with another site's
     bounded: list[BoundedDecision] = field(default_factory=list)  # in source order
+    headers: list[str] = field(default_factory=list)  # every file the unit includes
 
 
 @dataclass(frozen=True)

@@ -165,11 +165,10 @@ def reassociates(compile_args: list[str], source: bytes = b"") -> bool:
     return allowed or _REASSOCIATING_TEXT.search(source) is not None
 
 
-def headers_reassociate(tu: cindex.TranslationUnit) -> bool:
-    """Whether a header the unit includes asks for reassociation: a pragma at a header's file
-    scope (``#pragma GCC optimize("Ofast")``) holds for every function after it."""
-    for inclusion in tu.get_includes():
-        path = inclusion.include.name
+def headers_reassociate(headers: list[str]) -> bool:
+    """Whether one of the headers a unit includes asks for reassociation: a pragma at a
+    header's file scope (``#pragma GCC optimize("Ofast")``) holds for every function after it."""
+    for path in headers:
         try:
             status = os.stat(path)
         except OSError:
@@ -210,9 +209,10 @@ class Unit:
                  if d.severity >= cindex.Diagnostic.Error and not _in_borrowed_headers(d)]
         if fatal:
             raise ParseError("; ".join(_where(d, self.path) + d.spelling for d in fatal[:5]))
+        self.headers = [inclusion.include.name for inclusion in self.tu.get_includes()]
         # sums may be reordered
         self.reassociates = (reassociates(compile_args, self.source)
-                             or headers_reassociate(self.tu))
+                             or headers_reassociate(self.headers))
         self._locations: dict[bytes, tuple[int, int, bool]] = {}
         self._per_use: dict[str, bool] = {}  # macro name -> expands to a PER_USE_MACROS one
         self._main_file = _handle(cindex.File.from_name(self.tu, self.path))

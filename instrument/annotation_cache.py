@@ -1,0 +1,205 @@
+"""Annotations kept for the next compile of the same unit.
+
+libtool compiles each source of a library twice, for the shared library (``-fPIC -DPIC``) and
+for the static one, and zlib's and bzip2's Makefiles do the same.  Annotating a unit costs
+about as much as compiling its labelled code, and the second compile's annotation is the
+first's: the rewriters read nothing but the source, the headers it includes and the options
+that decide the code (``plan.parse_flags``).  So each annotation is kept, compressed, in the
+private directory of this user's compile servers (client.socket_dir), under a key of
+everything it was made from but its inputs' contents: this installation's code, the source's
+path, those options, the label options and the labels compiled out.  An entry serves while
+every input keeps its modification time and size (what make trusts too), and is removed once
+unused for ``KEEP_SECONDS``.
+
+Position-independent code is left out of the key, so that both compiles of a library source
+share one entry: ``-fPIC`` only defines ``__PIC__`` and ``__pic__`` (``-fPIE`` ``__PIE__``
+and ``__pie__``), libtool's ``-DPIC`` only ``PIC``.  An entry whose inputs spell none of those
+names serves either compile; one whose inputs do serves only the same PIC options.
+
+``FFCC_ANNOTATION_CACHE=0`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+import pickle
+import re
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .client import installation_id, private_dir, socket_dir
+
+if TYPE_CHECKING:
+    from ffcc.rewriters import Annotation, LabelOptions
+
+ENABLED_ENV = "FFCC_ANNOTATION_CACHE"
+# A library's two compiles of a unit are seconds apart, zlib's a whole make apart; entries
+# unused for longer are removed when the next one is stored.
+KEEP_SECONDS = 600.0
+_PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
+_PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
+_ENTRY_PREFIX = "annotations-"
+
+
+@dataclass
+class _Entry:
+    inputs: list[tuple[str, int, int]]  # (path, modification time in ns, size)
+    pic_options: tuple[str, ...] | None  # the PIC options it needs; None: any
+    annotation: Annotation
+
+
+def cached_annotation(path: str, args: list[str], options: LabelOptions,
+                      compiled_out: frozenset[int], make: Callable[[], Annotation]) -> Annotation:
+    """``make()``'s annotation of ``path``, or the one kept from a compile of the same unit."""
+    directory = _directory()
+    if directory is None:
+        return make()
+    pic = tuple(arg for arg in args if _PIC_OPTION.match(arg))
+    key = _key(path, [arg for arg in args if not _PIC_OPTION.match(arg)], options, compiled_out)
+    where = os.path.join(directory, key)
+    entry = _load(where)
+    if entry is not None and _serves(entry, pic):
+        os.utime(where)
+        return entry.annotation
+    annotation = make()
+    _store(where, path, pic, annotation)
+    return annotation
+
+
+def _directory() -> str | None:
+    """This installation's entries, in the servers' private directory; None when off."""
+    if os.environ.get(ENABLED_ENV, "1") == "0":
+        return None
+    parent = socket_dir()
+    if not private_dir(parent):
+        return None
+    directory = os.path.join(parent, _ENTRY_PREFIX + _installation())
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return directory
+
+
+@functools.cache
+def _installation() -> str:
+    return installation_id()  # once per process: it reads every source file's status
+
+
+def _key(path: str, args: list[str], options: LabelOptions, compiled_out: frozenset[int]) -> str:
+    made_of = (os.path.abspath(path), args, _canonical(options), sorted(compiled_out))
+    return hashlib.blake2b(repr(made_of).encode(errors="surrogateescape"),
+                           digest_size=16).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    """``value`` as something whose repr is the same in every process: sets sorted, a
+    function by its name (its repr holds its address)."""
+    if isinstance(value, (frozenset, set)):
+        return sorted(_canonical(v) for v in value)  # type: ignore[type-var]
+    if isinstance(value, functools.partial):
+        return (_canonical(value.func), [_canonical(a) for a in value.args],
+                sorted(value.keywords.items()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [(f.name, _canonical(getattr(value, f.name))) for f in dataclasses.fields(value)]
+    if callable(value):
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
+    return value
+
+
+def _load(where: str) -> _Entry | None:
+    try:
+        with open(where, "rb") as stored:
+            entry = pickle.loads(zlib.decompress(stored.read()))
+    except (OSError, zlib.error, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    return entry if isinstance(entry, _Entry) else None
+
+
+def _serves(entry: _Entry, pic: tuple[str, ...]) -> bool:
+    if entry.pic_options is not None and entry.pic_options != pic:
+        return False
+    return all(_stamp(path) == (path, mtime, size) for path, mtime, size in entry.inputs)
+
+
+def _stamp(path: str) -> tuple[str, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return path, info.st_mtime_ns, info.st_size
+
+
+def _store(where: str, path: str, pic: tuple[str, ...], annotation: Annotation) -> None:
+    """Keep ``annotation`` (written whole or not at all), and remove entries unused for long."""
+    inputs = [_stamp(name) for name in (os.path.abspath(path), *annotation.headers)]
+    texts = [_read(name) for name in (os.path.abspath(path), *annotation.headers)]
+    if any(stamp is None for stamp in inputs) or any(text is None for text in texts):
+        return
+    reads_pic = any(_PIC_WORD.search(text) for text in texts if text is not None)
+    entry = _Entry([s for s in inputs if s is not None], pic if reads_pic else None, annotation)
+    temporary = f"{where}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as out:
+            out.write(zlib.compress(pickle.dumps(entry, pickle.HIGHEST_PROTOCOL), 1))
+        os.replace(temporary, where)
+    except OSError:
+        _remove(temporary)
+        return
+    _remove_unused(os.path.dirname(where))
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as source:
+            return source.read()
+    except OSError:
+        return None
+
+
+def _remove_unused(directory: str) -> None:
+    """Remove this installation's entries, and other installations' directories, unused for
+    ``KEEP_SECONDS``."""
+    oldest = time.time() - KEEP_SECONDS
+    for entry in _listing(directory):
+        if _mtime(entry.path) < oldest:
+            _remove(entry.path)
+    parent = os.path.dirname(directory)
+    for other in _listing(parent):
+        if (other.name.startswith(_ENTRY_PREFIX) and other.path != directory
+                and _mtime(other.path) < oldest):
+            for entry in _listing(other.path):
+                _remove(entry.path)
+            try:
+                os.rmdir(other.path)
+            except OSError:
+                pass
+
+
+def _listing(directory: str) -> list[os.DirEntry[str]]:
+    try:
+        return list(os.scandir(directory))
+    except OSError:
+        return []
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,104 @@
+"""A unit compiled twice (libtool's shared and static objects) is annotated once: the second
+compile takes the kept annotation while the source and its headers are unchanged, whatever
+its PIC options, unless the unit reads the PIC macros; any change to what the annotation is
+made of makes a new one."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from elftools.elf.elffile import ELFFile
+from helpers import ffcc, have
+
+from ffcc.instrument.annotation_cache import ENABLED_ENV, cached_annotation
+from ffcc.rewriters import LabelOptions, annotate
+from ffcc.runtime.abi import LABELDB_SECTION
+
+HEADER = "#define LIMIT 3\n"
+SOURCE = '#include "limit.h"\nint check(int a, int b) {\n  return a > LIMIT && b < 2;\n}\n'
+OPTIONS = LabelOptions(mcc=True, wm_ops=frozenset({"ROR"}))
+
+
+@pytest.fixture
+def unit(tmp_path, monkeypatch):
+    """A source and its header, the cache in a directory of the test's own."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.delenv(ENABLED_ENV, raising=False)
+    (tmp_path / "run").mkdir(mode=0o700)
+    (tmp_path / "limit.h").write_text(HEADER)
+    source = tmp_path / "check.c"
+    source.write_text(SOURCE)
+    return source
+
+
+def labeldb(obj) -> bytes:
+    with open(obj, "rb") as stream:
+        section = ELFFile(stream).get_section_by_name(LABELDB_SECTION)
+        return section.data() if section is not None else b""
+
+
+class Counted:
+    """``annotate`` of one source, counting its calls."""
+
+    def __init__(self, source, options=OPTIONS) -> None:
+        self.source, self.options, self.calls = str(source), options, 0
+
+    def __call__(self, args: list[str]):
+        def make():
+            self.calls += 1
+            return annotate(self.source, args, self.options)
+        return cached_annotation(self.source, args, self.options, frozenset(), make)
+
+
+def test_the_static_compile_takes_the_shared_compiles_annotation(unit):
+    annotated = Counted(unit)
+    shared = annotated(["-O2", "-fPIC", "-DPIC"])
+    static = annotated(["-O2"])
+    assert annotated.calls == 1
+    assert static.text == shared.text and static.labels == shared.labels
+    assert str(unit.parent / "limit.h") in static.headers
+
+
+def test_a_changed_header_or_option_makes_a_new_annotation(unit):
+    annotated = Counted(unit)
+    first = annotated(["-O2"])
+    (unit.parent / "limit.h").write_text("#define LIMIT 3 + 1\n")
+    second = annotated(["-O2"])
+    assert annotated.calls == 2 and second.text == first.text  # the macro is not the unit's text
+    annotated(["-O2", "-DEXTRA"])
+    assert annotated.calls == 3
+    Counted(unit, LabelOptions(mcc=True, wm_ops=frozenset({"AOR"})))(["-O2"])
+    assert annotated.calls == 3  # the other options' own counter
+    annotated(["-O2"])
+    assert annotated.calls == 3
+
+
+def test_a_unit_that_reads_the_pic_macros_is_annotated_for_each(unit):
+    unit.write_text(SOURCE + "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n")
+    annotated = Counted(unit)
+    shared = annotated(["-fPIC", "-DPIC"])
+    static = annotated([])
+    assert annotated.calls == 2
+    assert "shared_only" in shared.text and len(shared.labels) > len(static.labels)
+
+
+def test_the_cache_can_be_turned_off(unit, monkeypatch):
+    monkeypatch.setenv(ENABLED_ENV, "0")
+    annotated = Counted(unit)
+    annotated(["-O2"])
+    annotated(["-O2"])
+    assert annotated.calls == 2
+    assert not os.listdir(unit.parent / "run")
+
+
+@pytest.mark.skipif(not have("gcc"), reason="needs gcc")
+def test_both_objects_of_a_library_source_carry_the_same_labels(unit, tmp_path):
+    env = {"FFCC_SERVER": "0", "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+           "PATH": os.environ["PATH"]}
+    for name, pic in (("shared.o", ["-fPIC", "-DPIC"]), ("static.o", [])):
+        ffcc("--cc=gcc", "--mcc", "--wm", "-O2", *pic, "-c", "check.c", "-o", name,
+             cwd=tmp_path, env=env)
+    shared, static = (labeldb(tmp_path / name) for name in ("shared.o", "static.o"))
+    assert static and static == shared
+    assert len(os.listdir(next((tmp_path / "run").glob("ffcc-*/annotations-*")))) == 1
