@@ -62,6 +62,7 @@ class Measure:
     peak_tree_kb: int     # largest proportional set size of the processes alive at one instant
     returncode: int
     output: str
+    cpu: float = 0.0      # user and system seconds of the whole tree
 
 
 @dataclass
@@ -124,7 +125,8 @@ def measured(command: str, tree: Path, env: dict[str, str]) -> Measure:
         done.set()
         sampler.join()
         log.seek(0)
-        return Measure(seconds, usage.ru_maxrss, peak, proc.returncode, log.read())
+        return Measure(seconds, usage.ru_maxrss, peak, proc.returncode, log.read(),
+                       usage.ru_utime + usage.ru_stime)
 
 
 def test_counts(output: str) -> dict[str, int]:
@@ -186,7 +188,8 @@ def median_build(builds: list[Measure]) -> Measure:
     return Measure(statistics.median(b.seconds for b in builds),
                    int(statistics.median(b.max_process_kb for b in builds)),
                    int(statistics.median(b.peak_tree_kb for b in builds)),
-                   max(b.returncode for b in builds), builds[-1].output)
+                   max(b.returncode for b in builds), builds[-1].output,
+                   statistics.median(b.cpu for b in builds))
 
 
 def checked(project: Project, variant: Variant, builds: list[Measure]) -> Outcome:

@@ -127,6 +127,13 @@ def sanitizer_runtime_flags(command: CompilerCommand, backend: Backend) -> list[
 # plain compile's; the generated code is the same (identical objects).  Figures:
 # bench/RESULTS.md, "The figures behind instrument/'s code".
 LABELLED_GCC_MEMORY = ("--param", "ggc-min-heapsize=16384", "--param", "ggc-min-expand=30")
+# Label code has no branch, so a labelled function is a few very long basic blocks, and clang's
+# SLP vectoriser schedules each of them in regions of up to slp-schedule-budget (100,000)
+# instructions: on floating-point label code most of the compile (lcms2's cmscam02.c, labelled:
+# 3.0 s of CPU, 1.7 of it SLP's; plain 0.1).  A budget of 10,000 compiled it in 1.8 s to the
+# same machine code, and left the code of the units tried without labels as it was (figures:
+# bench/RESULTS.md, "The figures behind instrument/'s code").
+LABELLED_CLANG_SCHEDULING = ("-mllvm", "-slp-schedule-budget=10000")
 
 
 def plan_compile(command: CompilerCommand, backend: Backend, rt: RuntimeFiles | None,
@@ -142,9 +149,15 @@ def plan_compile(command: CompilerCommand, backend: Backend, rt: RuntimeFiles | 
 
 def labelled_compile_flags(command: CompilerCommand, backend: Backend,
                            labelled: bool) -> tuple[str, ...]:
-    """Flags of compiles with labels: gcc's garbage collected sooner (LABELLED_GCC_MEMORY)."""
-    if labelled and backend.kind is BackendKind.GCC and command.sources:
+    """Flags of compiles with labels: gcc's garbage collected sooner (LABELLED_GCC_MEMORY),
+    clang's SLP vectoriser kept to shorter regions (LABELLED_CLANG_SCHEDULING) unless the
+    command sets that itself (LLVM takes an option once)."""
+    if not labelled or not command.sources:
+        return ()
+    if backend.kind is BackendKind.GCC:
         return LABELLED_GCC_MEMORY
+    if not any(arg.startswith("-slp-schedule-budget") for arg in command.args):
+        return LABELLED_CLANG_SCHEDULING
     return ()
 
 

@@ -7,6 +7,7 @@ import pytest
 from ffcc import runtime
 from ffcc.instrument.command_line import parse_command
 from ffcc.instrument.plan import (
+    LABELLED_CLANG_SCHEDULING,
     LABELLED_GCC_MEMORY,
     RuntimeFiles,
     analysis_argv,
@@ -52,13 +53,23 @@ def test_labelled_gcc_compiles_collect_garbage_sooner():
     cmd = parse_command(["-O2", "-c", "a.c"])
     labelled = plan_compile(cmd, gcc, None, labelled=True)
     assert labelled == [*plan_compile(cmd, gcc, None)[:-3], *LABELLED_GCC_MEMORY, "-O2", "-c", "a.c"]
-    assert plan_compile(cmd, CLANG_BE, None, labelled=True) == plan(["-O2", "-c", "a.c"])
     link = parse_command(["a.o", "-o", "prog"])
     assert not set(LABELLED_GCC_MEMORY) & set(plan_compile(link, gcc, RT, labelled=True))
     objects = [Path("build/obj/a.o")]
     project = parse_command(["a.c", "-o", "build/"])
     assert project_compiles(project, gcc, objects, labelled=True)[0][1:] == [
         *front_flags(project, gcc), *LABELLED_GCC_MEMORY, "-c", "a.c", "-o", "build/obj/a.o"]
+
+
+def test_labelled_clang_compiles_bound_slp_scheduling_unless_the_command_does():
+    cmd = parse_command(["-O2", "-c", "a.c"])
+    assert plan_compile(cmd, CLANG_BE, None, labelled=True) == [
+        *plan(["-O2", "-c", "a.c"])[:-3], *LABELLED_CLANG_SCHEDULING, "-O2", "-c", "a.c"]
+    assert plan_compile(cmd, CLANG_BE, None) == plan(["-O2", "-c", "a.c"])
+    own = ["-mllvm", "-slp-schedule-budget=500", "-c", "a.c"]
+    assert plan_compile(parse_command(own), CLANG_BE, None, labelled=True) == plan(own)
+    link = parse_command(["a.o", "-o", "prog"])
+    assert not set(LABELLED_CLANG_SCHEDULING) & set(plan_compile(link, CLANG_BE, RT, labelled=True))
 
 
 def test_executable_link_appends_runtime_after_user_inputs():
