@@ -143,7 +143,9 @@ class LabelRequest:
     numbers), so that labels comparing the same two values can share one comparison
     (rewrite.py). ``mutation``: how a WM operator's mutant differs from the original in source,
     as edits of the site's text (mutation.py), from which the label record's ``mutants`` text
-    is made; empty for MCC.
+    is made; empty for MCC. ``held``: the floating values ``code`` compares, as (scratch,
+    expression) pairs that a site's labels compute together in one region with the
+    floating-point environment held (opaque.held_region, wm_aor.py); empty for the others.
     """
 
     site: Decision | Binop
@@ -154,6 +156,7 @@ class LabelRequest:
     key: str = ""
     relation: tuple[str, str, str] | None = None
     mutation: tuple[Edit, ...] = ()
+    held: tuple[tuple[str, str], ...] = ()
 
 
 class Emitter(Protocol):

@@ -35,12 +35,13 @@ from .unit import INTEGER_KINDS, Rename, Unit, canonical_kind, children, is_arit
 
 UNKNOWN = 2  # tri-state value of a capture the original did not evaluate
 # Scratch objects of floating labels that hold the floating-point environment
-# (wm_aor.held_difference): placeholder -> type, over the placeholders of the two operands.
-# fr and fm hold the original's and the mutant's values; frz and fmz the same for a zero
-# divisor, where one of the two divides.
+# (wm_aor.held_difference, held_region): placeholder -> type, over the placeholders of the two
+# operands. fr holds the original's value, frz the same for a zero divisor where it divides;
+# fm and fmz a label's own mutant's; fm_add ... fm_div each mutant's where a site's labels
+# share one region, fmz_div the dividing mutant's for a zero divisor.
+HELD_VALUES = ("fr", "frz", "fm", "fmz", "fm_add", "fm_sub", "fm_mul", "fm_div", "fmz_div")
 HELD = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": "__typeof__($x0)",
-        "fb": "__typeof__($x1)", "fr": "__typeof__($fa + $fb)", "fm": "__typeof__($fa + $fb)",
-        "frz": "__typeof__($fa + $fb)", "fmz": "__typeof__($fa + $fb)"}
+        "fb": "__typeof__($x1)", **{name: "__typeof__($fa + $fb)" for name in HELD_VALUES}}
 # Prefix of every temporary the rewriters declare; the driver defines it (clang: nodebug, so
 # -g builds do not carry debug info for thousands of temporaries: a tenth of the compile).
 TEMP = "__FFCC_TEMP"
@@ -185,3 +186,18 @@ def _scalar_reads(cursor: Cursor, unit: Unit) -> list[Cursor]:
         if is_arithmetic(kind) or kind == TypeKind.POINTER:
             return [node]
     return [read for child in children(node) for read in _scalar_reads(child, unit)]
+
+
+def held_region(values: tuple[tuple[str, str], ...]) -> str:
+    """C statements that compute each ``(scratch, expression)`` of ``values`` (expressions
+    over ``$fa`` and ``$fb``, the operands' copies) with every SSE floating-point exception
+    masked, and restore MXCSR exactly as it was, flags included. Empty ``asm`` operands carry
+    the operands into the masked region and the values out of it, so the compiler cannot move
+    the arithmetic out of it (wm_aor.py)."""
+    computed = " ".join(f"${name} = {expression};" for name, expression in values)
+    results = ", ".join(f'"+m"(${name})' for name, _ in values)
+    return ("$fa = ($x0); $fb = ($x1); "
+            '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
+            '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); '
+            f'{computed} __asm__ volatile("ldmxcsr %{len(values)}" : {results} : "m"($fenv)); ')
+

@@ -63,7 +63,17 @@ from .edits import EditSet
 from .frame import FLOAT_RANK, TRI_STATE, Slots, value_spelling
 from .logic import Decision, Logic
 from .model import LabelRequest
-from .opaque import HELD, TEMP, UNKNOWN, Speculation, copies, launder, promoted
+from .opaque import (
+    HELD,
+    HELD_VALUES,
+    TEMP,
+    UNKNOWN,
+    Speculation,
+    copies,
+    held_region,
+    launder,
+    promoted,
+)
 from .safety import is_bitfield_ref
 from .sites import Binop
 from .unit import Unit
@@ -85,7 +95,17 @@ def used_scratch(labels: Indexed) -> list[str]:
 
 
 def _placeholders(labels: Indexed) -> set[str]:
-    return {name for _, request in labels for name in PLACEHOLDER.findall(request.code)}
+    texts = [request.code for _, request in labels]
+    shared = _held(labels)
+    if shared:
+        texts.append(held_region(shared))
+    return {name for text in texts for name in PLACEHOLDER.findall(text)}
+
+
+def _held(labels: Indexed) -> tuple[tuple[str, str], ...]:
+    """The floating values the labels compare, each once, in the order they first ask for
+    them (``LabelRequest.held``): computed in one region for the site."""
+    return tuple(dict.fromkeys(pair for _, request in labels for pair in request.held))
 
 
 def label_statements(labels: Indexed, values: dict[str, str], gate: int,
@@ -188,7 +208,10 @@ def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
       per label.
 
     STATEMENTS are the labels' own statements, which is what the driver compiles where it
-    does not compile a group as one."""
+    does not compile a group as one. Before them all, the floating values the labels compare
+    (``LabelRequest.held``), computed in one region with the environment held."""
+    shared = _held(labels)
+    region = [Template(held_region(shared)).substitute(values)] if shared else []
     items: list[_Single | tuple[str, str]] = []  # a label, or the operands of a comparison group
     comparisons: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
     for index, request in labels:
@@ -211,7 +234,7 @@ def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
         out += _counts(run)
         run = []
         out.append(_compare(item, comparisons[item]))
-    return out + _counts(run)
+    return region + out + _counts(run)
 
 
 def _compare(operands: tuple[str, str], group: list[tuple[int, str, str]]) -> str:
@@ -389,7 +412,7 @@ def _scratch_types(names: list[str], left: str | None, right: str | None
         return None
     computed = max(FLOAT_RANK, key=lambda spelling: FLOAT_RANK[spelling] == max(ranks))
     types = {"fenv": "unsigned int", "fmask": "unsigned int", "fa": left, "fb": right,
-             "fr": computed, "fm": computed, "frz": computed, "fmz": computed}
+             **{name: computed for name in HELD_VALUES}}
     return {name: types[name] for name in names}
 
 

@@ -20,12 +20,14 @@ Floating values are the same when they compare equal or are both NaN: -0.0 equal
 says; no comparison tells them apart), and a NaN mutant of a NaN original is no kill. Computing
 the mutant's value would raise floating-point exceptions the program does not (inexact,
 overflow, division by zero, invalid), and trap in a program that enabled them
-(``feenableexcept``). So the label saves the floating-point environment, masks every exception,
-computes both values, and restores it exactly as it was, flags included: SSE's MXCSR
-(``stmxcsr``/``ldmxcsr``, about 10 ns per label evaluation) or, for ``long double``, the x87
-environment (``fnstenv``/``fldenv``, about 130 ns). Empty ``asm`` statements carry the operands
-into and the results out of the masked region, so the compiler cannot move the arithmetic out
-of it. That is x86-64 code: on other targets floating AOR mutants are left out (counted).
+(``feenableexcept``). So the values are computed in a region that saves the floating-point
+environment, masks every exception, and restores it exactly as it was, flags included: SSE's
+MXCSR (``stmxcsr``/``ldmxcsr``, about 10 ns a region), one region for all the labels of a site
+(the original's value and each mutant's computed once: ``shared_difference``), or, for
+``long double``, the x87 environment (``fnstenv``/``fldenv``, about 130 ns), a region per
+label. Empty ``asm`` statements carry the operands into and the results out of the masked
+region, so the compiler cannot move the arithmetic out of it. That is x86-64 code: on other
+targets floating AOR mutants are left out (counted).
 ``x * 1.0`` to ``/`` and ``x + 0.0`` to ``-`` are equivalent and not emitted; other floating
 constants are not decided statically. ``%`` is only used between integers.
 
@@ -56,7 +58,7 @@ from .kill_rules import (
 )
 from .model import Emitter, LabelOptions, LabelRequest
 from .mutation import operator_replaced
-from .opaque import TEMP
+from .opaque import TEMP, held_region
 from .operators import AOR, Arithmetic, Assignment, by_original
 from .ops import target_triple
 from .sites import BINARY, Binop, Function
@@ -178,8 +180,10 @@ def label_floating(site: Binop, right: Operand, result: TypeKind,
         if not holding.held:
             emit.left_out()
             continue
+        code, held = ((held_difference(op, mutant, result), ()) if result == TypeKind.LONGDOUBLE
+                      else shared_difference(op, mutant))
         emit.label(LabelRequest(
-            site=site, operator=operator, code=held_difference(op, mutant, result),
+            site=site, operator=operator, code=code, held=held,
             predicate=floating_difference(f"($x0) {op} ($x1)", f"($x0) {mutant} ($x1)"),
             mutation=operator_replaced(site, operator.mutant)))
 
@@ -189,41 +193,65 @@ def floating_difference(original: str, mutant: str) -> str:
     return f"({original}) != ({mutant}) && !(isnan({original}) && isnan({mutant}))"
 
 
+# The scratch object of each mutant's value where a site's SSE labels share one held region.
+SHARED_MUTANT = {"+": "fm_add", "-": "fm_sub", "*": "fm_mul", "/": "fm_div"}
+
+
+def shared_difference(op: str, mutant: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(code, held) of an SSE label: do ``$x0 op $x1`` and ``$x0 mutant $x1`` differ, their
+    values computed in the region a site's floating labels share (``LabelRequest.held``,
+    opaque.held_region: the environment saved and masked once for all of them, where each
+    label held it for itself, which made floating-point units several times as long to
+    compile). The values are as ``held_difference`` computes them: no C division by zero."""
+    value = SHARED_MUTANT[mutant]
+    held: tuple[tuple[str, str], ...]
+    if "/" not in (op, mutant):
+        held = (("fr", f"$fa {op} $fb"), (value, f"$fa {mutant} $fb"))
+        return _differ("$fr", f"${value}"), held
+    if op == "/":
+        held = (("fr", _by_zero(op, "$fa", "$fb", False)),
+                ("frz", _by_zero(op, "$fa", "$fb", True)), (value, f"$fa {mutant} $fb"))
+        zero = _differ("$frz", f"${value}")
+    else:
+        held = (("fr", f"$fa {op} $fb"), (value, _by_zero(mutant, "$fa", "$fb", False)),
+                ("fmz_div", _by_zero(mutant, "$fa", "$fb", True)))
+        zero = _differ("$fr", "$fmz_div")
+    return f"((($fb == 0) & {zero}) | (($fb != 0) & {_differ('$fr', f'${value}')}))", held
+
+
 def held_difference(op: str, mutant: str, result: TypeKind) -> str:
     """C template: do ``$x0 op $x1`` and ``$x0 mutant $x1`` differ, computed with every
-    floating-point exception masked and the environment restored exactly afterwards. SSE's
-    values and environment are the site's scratch objects (``opaque.HELD``: the same for all
-    its labels, which run one after the other); the x87's, of ``long double``, are the label's.
-    Where one of the two divides, no C division has a zero divisor (``_by_zero``): both are
-    computed for a divisor that is not 0 and for one that is, and the divisor decides which
-    pair counts, without a branch.  The x87's fnstenv and fldenv clobber every register of its
-    stack: fldenv puts back the stack's top and tags as fnstenv saw them, so no value may live
-    in a register across either."""
+    floating-point exception masked and the environment restored exactly afterwards: a
+    label on its own (IDR's, and every ``long double`` one). SSE's values and environment are
+    the site's scratch objects (``opaque.HELD``); the x87's, of ``long double``, are the
+    label's. Where one of the two divides, no C division has a zero divisor (``_by_zero``):
+    both are computed for a divisor that is not 0 and for one that is, and the divisor decides
+    which pair counts, without a branch.  The x87's fnstenv and fldenv clobber every register
+    of its stack: fldenv puts back the stack's top and tags as fnstenv saw them, so no value
+    may live in a register across either."""
     divides = "/" in (op, mutant)
     if result == TypeKind.LONGDOUBLE:  # x87
         a, b, r, m, rz, mz = "__ffcc_a", "__ffcc_b", "__ffcc_r", "__ffcc_m", "__ffcc_rz", "__ffcc_mz"
-        results = [r, m, rz, mz] if divides else [r, m]
-        hold = (f"{TEMP} char __ffcc_env[28]; {TEMP} __typeof__($x0) {a} = ($x0); "
+    else:  # SSE, also for the helpers of __float128 and _Float16
+        a, b, r, m, rz, mz = "$fa", "$fb", "$fr", "$fm", "$frz", "$fmz"
+    values = [(r, _by_zero(op, a, b, False)), (m, _by_zero(mutant, a, b, False))]
+    if divides:
+        values += [(rz, _by_zero(op, a, b, True)), (mz, _by_zero(mutant, a, b, True))]
+    if result == TypeKind.LONGDOUBLE:
+        results = [name for name, _ in values]
+        computed = " ".join(f"{name} = {expression};" for name, expression in values)
+        held = (f"{TEMP} char __ffcc_env[28]; {TEMP} __typeof__($x0) {a} = ($x0); "
                 f"{TEMP} __typeof__($x1) {b} = ($x1); "
                 f'__asm__ volatile("fnstenv %0" : "=m"(__ffcc_env), "+m"({a}), "+m"({b}) : : '
                 f"{X87_STACK}); "
-                f"{TEMP} __typeof__({a} + {b}) {', '.join(results)}; ")
-        restore = (f'__asm__ volatile("fldenv %{len(results)}" : {_in_memory(results)} : '
-                   f'"m"(__ffcc_env) : {X87_STACK}); ')
-    else:  # SSE, also for the helpers of __float128 and _Float16
-        a, b, r, m, rz, mz = "$fa", "$fb", "$fr", "$fm", "$frz", "$fmz"
-        results = [r, m, rz, mz] if divides else [r, m]
-        hold = ("$fa = ($x0); $fb = ($x1); "
-                '__asm__ volatile("stmxcsr %0" : "=m"($fenv)); $fmask = $fenv | 0x1f80u; '
-                '__asm__ volatile("ldmxcsr %2" : "+m"($fa), "+m"($fb) : "m"($fmask)); ')
-        restore = (f'__asm__ volatile("ldmxcsr %{len(results)}" : {_in_memory(results)} : '
-                   '"m"($fenv)); ')
+                f"{TEMP} __typeof__({a} + {b}) {', '.join(results)}; {computed} "
+                f'__asm__ volatile("fldenv %{len(results)}" : {_in_memory(results)} : '
+                f'"m"(__ffcc_env) : {X87_STACK}); ')
+    else:
+        held = held_region(tuple((name.lstrip("$"), expression) for name, expression in values))
     if not divides:
-        return (f"({{ {hold}{r} = {a} {op} {b}; {m} = {a} {mutant} {b}; {restore}"
-                f"{_differ(r, m)}; }})")
-    values = (f"{r} = {_by_zero(op, a, b, False)}; {m} = {_by_zero(mutant, a, b, False)}; "
-              f"{rz} = {_by_zero(op, a, b, True)}; {mz} = {_by_zero(mutant, a, b, True)}; ")
-    return (f"({{ {hold}{values}{restore}{TEMP} int __ffcc_z = ({b} == 0); "
+        return f"({{ {held}{_differ(r, m)}; }})"
+    return (f"({{ {held}{TEMP} int __ffcc_z = ({b} == 0); "
             f"(__ffcc_z & {_differ(rz, mz)}) | (!__ffcc_z & {_differ(r, m)}); }})")
 
 

@@ -162,10 +162,28 @@ def test_aor_on_floats_counts_nan_as_equal_and_holds_the_environment(tmp_path):
     text = annotate_code(tmp_path, "long double f(long double a, double b) {\n  return a * b;\n}\n"
                          "float g(float a, float b) {\n  return a / b;\n}\n", wm("AOR")).text
     # Each function's three labels are one group, which writes each predicate twice: in the
-    # label's statement and as the group's operand (rewrite._counts).
+    # label's statement and as the group's operand (rewrite._counts). A long double label
+    # holds the x87 environment itself; a float site's labels share one SSE region.
     assert text.count("__FFCC_COUNTS(") == 2
     assert text.count("fnstenv") == 2 * 3 and text.count("fldenv") == 2 * 3  # x87: long double
-    assert text.count("stmxcsr") == 2 * 3 and text.count("ldmxcsr") == 2 * 6  # SSE for float
+    assert text.count("stmxcsr") == 1 and text.count("ldmxcsr") == 2  # SSE for float
+
+
+def test_a_float_sites_labels_share_one_region_of_what_is_left(tmp_path):
+    """The original's value and each mutant's are computed once, in one masked region; a lean
+    build's region computes only what its labels compare."""
+    from ffcc.rewriters import annotate
+
+    source = tmp_path / "case.c"
+    source.write_text("double f(double a, double b) {\n  return a - b;\n}\n")
+    full = annotate(str(source), [], wm("AOR"))
+    assert [label.operator for label in full.labels] == [
+        "wm.aor.sub_add", "wm.aor.sub_mul", "wm.aor.sub_div"]
+    # One region: a - b, and a + b, a * b, a / b and a / b for a zero divisor, restored once.
+    assert full.text.count("stmxcsr") == 1 and full.text.count('ldmxcsr %5"') == 1
+    lean = annotate(str(source), [], wm("AOR"), compiled_out=frozenset({0, 1}))
+    assert lean.text.count("stmxcsr") == 1 and lean.text.count('ldmxcsr %3"') == 1
+    assert "__builtin_inf" in lean.text  # the division's value for a zero divisor
 
 
 def test_aor_on_floats_left_out_where_the_environment_cannot_be_held(tmp_path):
