@@ -42,6 +42,9 @@ ENABLED_ENV = "FFCC_ANNOTATION_CACHE"
 # A library's two compiles of a unit are seconds apart, zlib's a whole make apart; entries
 # unused for longer are removed when the next one is stored.
 KEEP_SECONDS = 600.0
+# At most this many bytes of entries (XDG_RUNTIME_DIR is a small tmpfs): the least recently
+# used go first.
+KEEP_BYTES = 256 << 20
 _PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
 _PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
 _ENTRY_PREFIX = "annotations-"
@@ -166,11 +169,13 @@ def _read(path: str) -> bytes | None:
 
 
 def _remove_unused(directory: str) -> None:
-    """Remove this installation's entries, and other installations' directories, unused for
-    ``KEEP_SECONDS``."""
+    """Remove this installation's entries unused for ``KEEP_SECONDS`` or past ``KEEP_BYTES``,
+    and other installations' directories unused for ``KEEP_SECONDS``."""
     oldest = time.time() - KEEP_SECONDS
-    for entry in _listing(directory):
-        if _mtime(entry.path) < oldest:
+    kept = 0
+    for entry in sorted(_listing(directory), key=lambda e: _mtime(e.path), reverse=True):
+        kept += _size(entry.path)
+        if _mtime(entry.path) < oldest or kept > KEEP_BYTES:
             _remove(entry.path)
     parent = os.path.dirname(directory)
     for other in _listing(parent):
@@ -196,6 +201,13 @@ def _mtime(path: str) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return float("inf")
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _remove(path: str) -> None:

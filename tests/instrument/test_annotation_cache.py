@@ -102,3 +102,17 @@ def test_both_objects_of_a_library_source_carry_the_same_labels(unit, tmp_path):
     shared, static = (labeldb(tmp_path / name) for name in ("shared.o", "static.o"))
     assert static and static == shared
     assert len(os.listdir(next((tmp_path / "run").glob("ffcc-*/annotations-*")))) == 1
+
+
+def test_the_least_recently_used_entries_go_past_the_size_bound(unit, monkeypatch):
+    from ffcc.instrument import annotation_cache
+
+    annotated = Counted(unit)
+    annotated(["-DFIRST"])
+    directory = next((unit.parent / "run").glob("ffcc-*/annotations-*"))
+    first, = os.listdir(directory)
+    monkeypatch.setattr(annotation_cache, "KEEP_BYTES", os.path.getsize(directory / first) + 1)
+    os.utime(directory / first, (1, 1))  # the less recently used of the two
+    monkeypatch.setattr(annotation_cache, "KEEP_SECONDS", 1e12)
+    annotated(["-DSECOND"])
+    assert first not in os.listdir(directory) and len(os.listdir(directory)) == 1
