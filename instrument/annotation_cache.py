@@ -8,8 +8,8 @@ that decide the code (``plan.parse_flags``).  So each annotation is kept, compre
 private directory of this user's compile servers (client.socket_dir), under a key of
 everything it was made from but its inputs' contents: this installation's code, the source's
 path, those options, the label options and the labels compiled out.  An entry serves while
-every input keeps its modification time and size (what make trusts too), and is removed once
-unused for ``KEEP_SECONDS``.
+every input keeps its modification time and size (what make trusts too; a unit with an input
+changed in the last two seconds is not kept), and is removed once unused for ``KEEP_SECONDS``.
 
 Position-independent code is left out of the key, so that both compiles of a library source
 share one entry: ``-fPIC`` only defines ``__PIC__`` and ``__pic__`` (``-fPIE`` ``__PIE__``
@@ -42,6 +42,10 @@ ENABLED_ENV = "FFCC_ANNOTATION_CACHE"
 # A library's two compiles of a unit are seconds apart, zlib's a whole make apart; entries
 # unused for longer are removed when the next one is stored.
 KEEP_SECONDS = 600.0
+# An input modified this recently is not trusted to change its time when it changes again: a
+# file's modification time only moves with the kernel's clock tick, and a build may rewrite a
+# generated file within one (ccache's direct mode has the same rule).
+TOO_RECENT_SECONDS = 2.0
 # At most this many bytes of entries (XDG_RUNTIME_DIR is a small tmpfs): the least recently
 # used go first.
 KEEP_BYTES = 256 << 20
@@ -146,6 +150,9 @@ def _store(where: str, path: str, pic: tuple[str, ...], annotation: Annotation) 
     inputs = [_stamp(name) for name in (os.path.abspath(path), *annotation.headers)]
     texts = [_read(name) for name in (os.path.abspath(path), *annotation.headers)]
     if any(stamp is None for stamp in inputs) or any(text is None for text in texts):
+        return
+    recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
+    if any(stamp[1] > recent for stamp in inputs if stamp is not None):
         return
     reads_pic = any(_PIC_WORD.search(text) for text in texts if text is not None)
     entry = _Entry([s for s in inputs if s is not None], pic if reads_pic else None, annotation)

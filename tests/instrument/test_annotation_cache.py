@@ -6,6 +6,7 @@ made of makes a new one."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from elftools.elf.elffile import ELFFile
@@ -26,10 +27,17 @@ def unit(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     monkeypatch.delenv(ENABLED_ENV, raising=False)
     (tmp_path / "run").mkdir(mode=0o700)
-    (tmp_path / "limit.h").write_text(HEADER)
-    source = tmp_path / "check.c"
-    source.write_text(SOURCE)
-    return source
+    written(tmp_path / "limit.h", HEADER)
+    return written(tmp_path / "check.c", SOURCE)
+
+
+def written(path, text: str, age: float = 10.0):
+    """``path`` with ``text``, last modified ``age`` seconds ago (a file changed within the
+    last two seconds is not trusted to show its next change)."""
+    path.write_text(text)
+    then = time.time() - age
+    os.utime(path, (then, then))
+    return path
 
 
 def labeldb(obj) -> bytes:
@@ -63,7 +71,7 @@ def test_the_static_compile_takes_the_shared_compiles_annotation(unit):
 def test_a_changed_header_or_option_makes_a_new_annotation(unit):
     annotated = Counted(unit)
     first = annotated(["-O2"])
-    (unit.parent / "limit.h").write_text("#define LIMIT 3 + 1\n")
+    written(unit.parent / "limit.h", "#define LIMIT 3 + 1\n", age=5.0)
     second = annotated(["-O2"])
     assert annotated.calls == 2 and second.text == first.text  # the macro is not the unit's text
     annotated(["-O2", "-DEXTRA"])
@@ -75,12 +83,20 @@ def test_a_changed_header_or_option_makes_a_new_annotation(unit):
 
 
 def test_a_unit_that_reads_the_pic_macros_is_annotated_for_each(unit):
-    unit.write_text(SOURCE + "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n")
+    written(unit, SOURCE + "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n")
     annotated = Counted(unit)
     shared = annotated(["-fPIC", "-DPIC"])
     static = annotated([])
     assert annotated.calls == 2
     assert "shared_only" in shared.text and len(shared.labels) > len(static.labels)
+
+
+def test_a_unit_just_changed_is_not_kept(unit):
+    written(unit, SOURCE, age=0.0)
+    annotated = Counted(unit)
+    annotated(["-O2"])
+    annotated(["-O2"])
+    assert annotated.calls == 2
 
 
 def test_the_cache_can_be_turned_off(unit, monkeypatch):
