@@ -26,6 +26,7 @@ from .command_line import CompilerCommand, Mode, parse_command
 from .errors import FfccError
 from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, parse_flags, plan_compile, preprocess_argv
+from .selection import configure_probe
 from .toolchain import C_DRIVER, Backend, driver_of, predefined_macros, select_backend
 
 if TYPE_CHECKING:
@@ -146,7 +147,8 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     backend = select_backend(opts.cc, opts.cmplog, opts.cxx_driver, opts.cxx)
     if opts.estimate:
         return estimate(command, opts, backend)
-    labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS
+    labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS and not configure_probe(
+        [source.path for source in command.c_sources], command.output)
     # A link alone needs no rewriters: their import would be most of a link's own cost.
     builder = (label_builder(opts, backend)
                if labelled and (command.c_sources or command.project_form) else None)
