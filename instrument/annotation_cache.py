@@ -148,14 +148,15 @@ def _stamp(path: str) -> tuple[str, int, int] | None:
 def _store(where: str, path: str, pic: tuple[str, ...], annotation: Annotation) -> None:
     """Keep ``annotation`` (written whole or not at all), and remove entries unused for long."""
     inputs = [_stamp(name) for name in (os.path.abspath(path), *annotation.headers)]
-    texts = [_read(name) for name in (os.path.abspath(path), *annotation.headers)]
-    if any(stamp is None for stamp in inputs) or any(text is None for text in texts):
-        return
     recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
-    if any(stamp[1] > recent for stamp in inputs if stamp is not None):
+    stamps = [stamp for stamp in inputs if stamp is not None and stamp[1] <= recent]
+    if len(stamps) < len(inputs):  # one gone, or too recently changed
+        return
+    texts = [_read(name) for name, _, _ in stamps]
+    if any(text is None for text in texts):
         return
     reads_pic = any(_PIC_WORD.search(text) for text in texts if text is not None)
-    entry = _Entry([s for s in inputs if s is not None], pic if reads_pic else None, annotation)
+    entry = _Entry(stamps, pic if reads_pic else None, annotation)
     temporary = f"{where}.{os.getpid()}.tmp"
     try:
         with open(temporary, "wb") as out:
@@ -180,10 +181,10 @@ def _remove_unused(directory: str) -> None:
     and other installations' directories unused for ``KEEP_SECONDS``."""
     oldest = time.time() - KEEP_SECONDS
     kept = 0
-    for entry in sorted(_listing(directory), key=lambda e: _mtime(e.path), reverse=True):
-        kept += _size(entry.path)
-        if _mtime(entry.path) < oldest or kept > KEEP_BYTES:
-            _remove(entry.path)
+    for mtime, size, path in sorted(_statuses(directory), reverse=True):
+        kept += size
+        if mtime < oldest or kept > KEEP_BYTES:
+            _remove(path)
     parent = os.path.dirname(directory)
     for other in _listing(parent):
         if (other.name.startswith(_ENTRY_PREFIX) and other.path != directory
@@ -194,6 +195,18 @@ def _remove_unused(directory: str) -> None:
                 os.rmdir(other.path)
             except OSError:
                 pass
+
+
+def _statuses(directory: str) -> list[tuple[float, int, str]]:
+    """(modification time, size, path) of each file in ``directory``, one stat each."""
+    found = []
+    for entry in _listing(directory):
+        try:
+            info = entry.stat()
+        except OSError:
+            continue
+        found.append((info.st_mtime, info.st_size, entry.path))
+    return found
 
 
 def _listing(directory: str) -> list[os.DirEntry[str]]:
@@ -208,13 +221,6 @@ def _mtime(path: str) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return float("inf")
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def _remove(path: str) -> None:
