@@ -24,6 +24,7 @@ from ffcc.runtime.abi import SUMMARY_SUFFIX
 
 from .command_line import CompilerCommand, Mode, parse_command
 from .errors import FfccError
+from .invocation import Invocation
 from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, parse_flags, plan_compile, preprocess_argv
 from .selection import configure_probe
@@ -60,8 +61,10 @@ def label_settings(opts: FfccOptions, backend: Backend) -> LabelSettings:
         keep_dir=opts.keep_annotated, verbose=opts.verbose)
 
 
-def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
-    """A LabelBuilder for the labels the options ask for (pruned with ``backend``), or None."""
+def label_builder(opts: FfccOptions, backend: Backend,
+                  invocation: Invocation | None = None) -> LabelBuilder | None:
+    """A LabelBuilder for the labels the options ask for (pruned with ``backend``), or None;
+    each unit records ``invocation``, the drop-in run that compiles it."""
     if not opts.wants_labels:
         return None
     from .labelled_compile import LabelBuilder
@@ -70,7 +73,7 @@ def label_builder(opts: FfccOptions, backend: Backend) -> LabelBuilder | None:
     if opts.prune:
         from .prune.pruner import Pruner, default_jobs
         pruner = Pruner(opts.prune, backend.path, opts.jobs or default_jobs(), verbose=opts.verbose)
-    return LabelBuilder(label_settings(opts, backend), pruner)
+    return LabelBuilder(replace(label_settings(opts, backend), invocation=invocation), pruner)
 
 
 def rebuild_build_dir(opts: FfccOptions, command) -> int | None:
@@ -139,6 +142,11 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     rebuilt = rebuild_build_dir(opts, command)
     if rebuilt is not None:
         return rebuilt
+    if opts.retired:
+        from .relink import lean_relink, relinked_program
+        if (full := relinked_program(opts.retired, command)) is not None:
+            assert command.output is not None
+            return lean_relink(full, opts.retired, command.output)
     for option, given, spelled in (("--prune", opts.prune, "--prune"),
                                    ("--retired", opts.retired, "--retired=FILE")):
         if given and not opts.wants_labels:
@@ -150,7 +158,8 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     labelled = opts.wants_labels and command.mode is not Mode.PREPROCESS and not configure_probe(
         [source.path for source in command.c_sources], command.output)
     # A link alone needs no rewriters: their import would be most of a link's own cost.
-    builder = (label_builder(opts, backend)
+    invocation = None if command.project_form or not labelled else Invocation.current(opts)
+    builder = (label_builder(opts, backend, invocation)
                if labelled and (command.c_sources or command.project_form) else None)
     if command.project_form:
         from .project import build_project
@@ -181,8 +190,8 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
             builder.cleanup()
         if builder.pruner is not None and builder.pruner.report.units:
             builder.pruner.report.print()
-    if status == 0 and labelled and command.builds_loadable:
-        record_link(command.output or "a.out")
+    if status == 0 and invocation is not None and command.builds_loadable:
+        record_link(command.output or "a.out", invocation)
     return status
 
 
@@ -196,15 +205,18 @@ def print_version(driver: str, backend: Backend) -> int:
     return subprocess.run([backend.path, "--version"]).returncode
 
 
-def record_link(program: str) -> None:
+def record_link(program: str, link: Invocation) -> None:
     """After a drop-in link with labels (of a program or a shared object, which carries its
-    labels as a program does): the label database and the build summary beside
-    ``program``, and one line of what they hold when stderr is a terminal.  Off a terminal
+    labels as a program does): the label database, the build summary and the record of the
+    ``link`` (relink.py) beside ``program``, and one line of what they hold when stderr is a
+    terminal.  Off a terminal
     the line is left out, as afl-cc leaves out its banner: configure scripts keep a compiler's
     stderr, and some probes fail on any text there."""
     from .label_db import write_label_db, write_summary
+    from .relink import write_link_record
 
     summary = write_summary(program, write_label_db(program))
+    write_link_record(program, link)
     if not os.isatty(2) or not (summary["labels"] or summary["unlabelled"]):
         return
     unlabelled = len(summary["unlabelled"])

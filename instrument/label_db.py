@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
-from typing import Any
+from contextlib import nullcontext
+from typing import Any, BinaryIO
 
 from ffcc.runtime import abi
 from ffcc.runtime.files import write_atomic
@@ -25,18 +26,25 @@ from ffcc.runtime.files import write_atomic
 from .labels import UnitRecord
 
 
-def _sections(program: str) -> tuple[bytes, bytes]:
+def _sections(program: str | BinaryIO) -> tuple[bytes, bytes]:
+    """The slot and database sections of an ELF file (a path, or an open file or buffer of
+    one: an archive's member); empty for what is no ELF file."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
     try:
-        with open(program, "rb") as f:
+        with open(program, "rb") if isinstance(program, str) else nullcontext(program) as f:
             elf = ELFFile(f)
             slots = elf.get_section_by_name(abi.LABEL_SECTION)
             db = elf.get_section_by_name(abi.LABELDB_SECTION)
             return (slots.data() if slots else b""), (db.data() if db else b"")
     except (OSError, ELFError):
         return b"", b""
+
+
+def unit_records(elf: str | BinaryIO) -> list[UnitRecord]:
+    """The unit records of a program's, shared object's or object file's labelled units."""
+    return [header for header, _ in _units(_sections(elf)[1])]
 
 
 def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
@@ -105,7 +113,7 @@ def build_summary(program: str, database: abi.LabelDatabase) -> dict:
     for label in database.labels:
         per_file[label.file][label.criterion] += 1
     unlabelled = {(header.file, header.unlabelled)
-                  for header, _ in _units(_sections(program)[1]) if header.unlabelled is not None}
+                  for header in unit_records(program) if header.unlabelled is not None}
     return {
         "program": program,
         "labels": len(database.labels),

@@ -26,6 +26,7 @@ from ffcc.runtime.abi import RETIRED
 from .annotation_cache import cached_annotation
 from .command_line import CompilerCommand, Source
 from .errors import say
+from .invocation import Invocation
 from .labels import UnitLabel, labeldb_asm, preamble, unit_db, unit_id, unlabelled_record
 from .plan import labelled_argv, parse_flags
 from .selection import Selection
@@ -56,6 +57,7 @@ class LabelSettings:
     retired: frozenset[tuple[str, int]] = frozenset()  # (file, position): compiled to nothing
     keep_dir: str | None = None  # --keep-annotated: a copy of every annotated unit goes here
     verbose: bool = False
+    invocation: Invocation | None = None  # a drop-in run: each unit records it (relink.py)
 
     @property
     def gated(self) -> bool:
@@ -129,7 +131,8 @@ class LabelBuilder:
             return None
         records = self._records(source.path, result.text, result.labels, flags)
         uid = unit_id(source.path, result.text)
-        annotated = self._write_copy(source.path, unit_db(uid, source.path, records),
+        annotated = self._write_copy(source.path,
+                                     unit_db(uid, source.path, records, settings.invocation),
                                      lambda db_file: preamble(
                                          uid, source.path, records, db_file,
                                          settings.branch_free, settings.comparisons_logged)

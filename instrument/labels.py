@@ -36,9 +36,12 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from ffcc.rewriters.model import COMPARED_LAUNDER, Label, register_launder
 from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
+
+from .invocation import Invocation
 
 # Warning groups that label code can trigger (GNU extensions under -pedantic, C99's variadic
 # macros, long long and compound literals in C89, temporaries, casts in kill conditions).
@@ -125,26 +128,32 @@ class UnitLabel:
 class UnitRecord:
     """The unit record, in front of a unit's label records in abi.LABELDB_SECTION: the unit
     id and label count of its slots' header, by which label_db.py finds the unit's slots after
-    the link, its source, and why a unit built without labels has none (``unlabelled``,
-    which label_db.py's build summary lists)."""
+    the link, its source, why a unit built without labels has none (``unlabelled``,
+    which label_db.py's build summary lists), and the drop-in ffcc run that compiled it
+    (``compiled``: how relink.py compiles it again)."""
 
     unit: int
     count: int
     file: str  # absolute path
     unlabelled: str | None = None
+    compiled: Invocation | None = None
 
     def to_json(self) -> str:
-        """The record's line (``unlabelled`` left out when None)."""
-        values: dict[str, int | str] = {"unit": self.unit, "count": self.count, "file": self.file}
+        """The record's line (``unlabelled`` and ``compiled`` left out when None)."""
+        values: dict[str, Any] = {"unit": self.unit, "count": self.count, "file": self.file}
         if self.unlabelled is not None:
             values["unlabelled"] = self.unlabelled
+        if self.compiled is not None:
+            values["compiled"] = self.compiled.to_dict()
         return json.dumps(values, ensure_ascii=True)
 
     @classmethod
     def from_json(cls, line: str) -> UnitRecord:
         """The unit record of a line ``to_json`` wrote."""
         values = json.loads(line)
-        return cls(values["unit"], values["count"], values["file"], values.get("unlabelled"))
+        compiled = values.get("compiled")
+        return cls(values["unit"], values["count"], values["file"], values.get("unlabelled"),
+                   Invocation.from_dict(compiled) if compiled is not None else None)
 
 
 def unit_id(path: str, text: str) -> int:
@@ -389,10 +398,11 @@ def _base_file(source: str) -> str:
     return f"#undef __BASE_FILE__\n#define __BASE_FILE__ {json.dumps(source)}\n"
 
 
-def unit_db(uid: int, source: str, records: list[UnitLabel]) -> str:
-    """The unit's part of ``abi.LABELDB_SECTION``: its unit record, then one JSON line per
-    label."""
-    lines = [UnitRecord(uid, len(records), os.path.abspath(source)).to_json()]
+def unit_db(uid: int, source: str, records: list[UnitLabel],
+            compiled: Invocation | None = None) -> str:
+    """The unit's part of ``abi.LABELDB_SECTION``: its unit record (with the drop-in run that
+    ``compiled`` it), then one JSON line per label."""
+    lines = [UnitRecord(uid, len(records), os.path.abspath(source), compiled=compiled).to_json()]
     lines += [record.to_json() for record in records]
     return "".join(f"{line}\n" for line in lines)
 

@@ -62,6 +62,9 @@ BUILD_RECORD = "ffcc-build.json"
 # What a drop-in link with labels writes beside the program or shared object: its labels per
 # source file and the files built without labels, with the reason.
 SUMMARY_SUFFIX = ".ffcc-summary.json"
+# What a drop-in link with labels writes beside the program when every labelled unit in it
+# recorded its compile: how ffcc linked it, for ffuzz's lean rebuilds of drop-in builds.
+LINK_RECORD_SUFFIX = ".ffcc-link.json"
 DB_FORMAT = "ffcc-labels"
 DB_VERSION = 1
 
@@ -259,6 +262,11 @@ def db_path(program: str | os.PathLike[str]) -> Path:
 def summary_path(program: str | os.PathLike[str]) -> Path:
     """Where the drop-in build summary of ``program`` lives: next to it."""
     return Path(os.fspath(program) + SUMMARY_SUFFIX)
+
+
+def link_record_path(program: str | os.PathLike[str]) -> Path:
+    """Where the link record of a drop-in ``program`` lives: next to it."""
+    return Path(os.fspath(program) + LINK_RECORD_SUFFIX)
 
 
 def write_label_db(program: str | os.PathLike[str], database: LabelDatabase) -> None:

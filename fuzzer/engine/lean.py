@@ -10,8 +10,9 @@ rebuilt), once the running build has run S seconds (lean build N: S * 2**N secon
 labels were retired that it still has (at least a tenth of the covered ones it still has;
 labels still being covered are no reason to wait: only retired ones are compiled out), ffuzz
 has ffcc rebuild the labelled target (an ffcc project build: its directory holds ffcc-
-build.json) into ``OUT/NAME/lean/N/`` with every retired and pruned label compiled out
-(``ffcc --retired=FILE``). The build runs beside the campaign at low priority on any CPU.
+build.json; or a drop-in build, whose link left its record beside it) into
+``OUT/NAME/lean/N/`` with every retired and pruned label compiled out (``ffcc
+--retired=FILE``). The build runs beside the campaign at low priority on any CPU.
 When it succeeds and its label database is the full build's with exactly those labels
 compiled out, the campaign goes on with it as a two-phase campaign goes on with its labelled
 build: every queue entry is calibrated again (the program's edges are numbered anew; label
@@ -41,6 +42,7 @@ from ffcc.runtime.abi import (
     LabelDbError,
     label_positions,
     label_region_start,
+    link_record_path,
     read_label_db,
     read_retired,
     write_retired,
@@ -58,12 +60,19 @@ WORTH_A_REBUILD = 0.1
 IDENTITY = ("id", "slot", "file", "line", "column", "criterion", "operator", "predicate")
 
 
+def project_build(binary: Path) -> bool:
+    """Whether ``binary`` is an ffcc project build (its directory holds its build record)."""
+    return (binary.parent / BUILD_RECORD).is_file()
+
+
 def not_rebuildable(binary: Path) -> str | None:
-    """Why ffcc cannot rebuild ``binary`` (None if it can): only an ffcc project build has the
-    record of how it was built."""
-    if not (binary.parent / BUILD_RECORD).is_file():
-        return (f"{binary} is no ffcc project build (no {BUILD_RECORD} beside it): build it "
-                "with ffcc --mcc --wm -o build/ src/*.c")
+    """Why ffcc cannot rebuild ``binary`` (None if it can): a project build has the record
+    of how it was built, a drop-in build the record of its link (when each of its labelled
+    units recorded its compile)."""
+    if not (project_build(binary) or link_record_path(binary).is_file()):
+        return (f"{binary} has no record of how ffcc built it (neither {BUILD_RECORD} nor "
+                f"{link_record_path(binary).name} beside it): build it with ffcc --mcc --wm "
+                "-o build/ src/*.c, or CC=ffcc with labels")
     if shutil.which("ffcc") is None:
         return "ffcc is not on PATH"
     return None
@@ -87,11 +96,15 @@ def labels_to_drop(database: LabelDatabase, retired: set[int], covered: set[int]
 def rebuild_command(full: Path, directory: Path, database: LabelDatabase,
                     drop: dict[int, bool]) -> list[str]:
     """Make ``directory`` ready for a rebuild of ``full`` without the labels ``drop`` names
-    (its build record and the retired-label list); the ffcc command that rebuilds into it."""
+    (the retired-label list; a project build's record); the ffcc command that rebuilds
+    into it: a project build again, a drop-in build linked again (instrument/relink.py)."""
     directory.mkdir(parents=True)
-    shutil.copyfile(full.parent / BUILD_RECORD, directory / BUILD_RECORD)
     write_retired(directory / RETIRED_LIST, database.labels, drop)
-    return ["ffcc", f"--retired={directory / RETIRED_LIST}", f"{directory}/"]
+    retired = f"--retired={directory / RETIRED_LIST}"
+    if not project_build(full):
+        return ["ffcc", retired, str(full), "-o", str(directory / full.name)]
+    shutil.copyfile(full.parent / BUILD_RECORD, directory / BUILD_RECORD)
+    return ["ffcc", retired, f"{directory}/"]
 
 
 def mismatch(full: LabelDatabase, lean: LabelDatabase | None, expected: set[int]) -> str | None:

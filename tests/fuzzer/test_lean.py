@@ -101,10 +101,41 @@ def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> N
         "a lean build of labels the target no longer has is not resumed on"
 
 
-def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
-    (tmp_path / "prog.c").write_text("#include <stdio.h>\n" + reading_main(8)
-                                     + "  return b[0] < 100;\n}\n")
-    ffcc("--wm", "-o", str(tmp_path / "prog"), str(tmp_path / "prog.c"))
+def test_a_campaign_on_a_drop_in_build_goes_on_with_its_lean_build(tmp_path) -> None:
+    """A drop-in build (an object, then a link, as make runs them) is rebuilt from the runs
+    its units and link recorded (instrument/relink.py)."""
+    (tmp_path / "dropin").mkdir()
+    labels = {**os.environ, "FFCC_FLAGS": "--mcc --wm"}
+    (source,) = sample_sources("boundaries")
+    ffcc("-O2", "-c", str(REPO / source), "-o", str(tmp_path / "dropin/boundaries.o"), env=labels)
+    ffcc(str(tmp_path / "dropin/boundaries.o"), "-o", str(tmp_path / "dropin/boundaries"),
+         env=labels)
+    full, out = tmp_path / "dropin/boundaries", tmp_path / "out"
+    fuzz_until(out, full, lambda: running_lean(out), "-i", str(SEEDS), "--rebuild-retired", "0")
+    lean = lean_builds(out)[-1]
+    lean_db = read_label_db(lean)
+    assert lean_db is not None
+    gone = {label.id for label in lean_db.labels if label.pruned == RETIRED}
+    assert gone and mismatch(read_label_db(full), lean_db, gone) is None  # type: ignore[arg-type]
+
+
+def unrecorded_build(tmp_path: Path) -> Path:
+    """A drop-in build whose two units one command compiled into two objects: they cannot be
+    compiled again one by one, so the link leaves no record and the program cannot be
+    rebuilt."""
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "prog.c").write_text("#include <stdio.h>\nint other(int);\n" + reading_main(8)
+                                     + "  return b[0] < 100 + other(b[1]);\n}\n")
+    (tmp_path / "other.c").write_text("int other(int x) { return x > 7; }\n")
+    ffcc("--wm", "-c", "prog.c", "other.c", cwd=tmp_path)
+    ffcc("--wm", "-o", "prog", "prog.o", "other.o", cwd=tmp_path)
+    assert (tmp_path / "prog.labels.jsonl").is_file()
+    assert not (tmp_path / "prog.ffcc-link.json").exists()
+    return tmp_path / "prog"
+
+
+def test_only_a_build_ffcc_recorded_is_rebuilt(tmp_path) -> None:
+    unrecorded_build(tmp_path)
     (tmp_path / "in").mkdir()
     (tmp_path / "in/s").write_bytes(b"a")
     done = subprocess.run(["ffuzz", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"),
@@ -112,17 +143,20 @@ def test_only_an_ffcc_project_build_is_rebuilt(tmp_path) -> None:
                            "@@"], capture_output=True, text=True, timeout=120, env=ffuzz_env())
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        f"ffuzz: --rebuild-retired: {tmp_path / 'prog'} is no ffcc project build (no "
-        "ffcc-build.json beside it): build it with ffcc --mcc --wm -o build/ src/*.c"]
+        f"ffuzz: --rebuild-retired: {tmp_path / 'prog'} has no record of how ffcc built it "
+        "(neither ffcc-build.json nor prog.ffcc-link.json beside it): build it with ffcc "
+        "--mcc --wm -o build/ src/*.c, or CC=ffcc with labels"]
 
 
 def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
-    """Without --rebuild-retired a project build gets lean rebuilds every 15 s (doubling);
-    a build ffcc cannot rebuild runs as it is; off turns them off.  A rebuild is due once a
-    tenth of the covered labels are retired, however many labels were never covered."""
+    """Without --rebuild-retired a project or drop-in build gets lean rebuilds every 15 s
+    (doubling); a build ffcc cannot rebuild runs as it is; off turns them off.  A rebuild is
+    due once a tenth of the covered labels are retired, however many labels were never
+    covered."""
     project = project_build(tmp_path)
-    ffcc("--wm", "-o", str(tmp_path / "single"), *sample_sources("boundaries"), cwd=REPO)
-    single = tmp_path / "single"
+    ffcc("--wm", "-o", str(tmp_path / "dropin"), *sample_sources("boundaries"), cwd=REPO)
+    dropin = tmp_path / "dropin"
+    single = unrecorded_build(tmp_path / "unrecorded")
 
     def lean_for(binary: Path, rebuild: str | None) -> LeanBuilds | None:
         config = Config(input_dir=SEEDS, output_dir=tmp_path / "out", target_argv=(str(binary),),
@@ -131,6 +165,7 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
 
     default = lean_for(project, None)
     assert default is not None and default.period == DEFAULT_PERIOD == 15
+    assert lean_for(dropin, None) is not None
     assert lean_for(single, None) is None
     assert lean_for(project, "off") is None
     assert lean_for(project, "2.5").period == 2.5  # type: ignore[union-attr]
@@ -149,7 +184,7 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
     assert now is not None and len(now.database.labels) > 100
     assert now._due(Retired({0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))  # type: ignore[arg-type]
     assert not now._due(Retired({0}, set(range(11))))  # type: ignore[arg-type]
-    with pytest.raises(FuzzerError, match="no ffcc project build"):
+    with pytest.raises(FuzzerError, match="no record of how ffcc built it"):
         lean_for(single, "60")
     for wrong in ("soon", "-1", "inf"):
         with pytest.raises(click.BadParameter):

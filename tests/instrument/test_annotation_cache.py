@@ -5,6 +5,7 @@ made of makes a new one."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -40,10 +41,14 @@ def written(path, text: str, age: float = 10.0):
     return path
 
 
-def labeldb(obj) -> bytes:
+def labeldb(obj) -> list[dict]:
+    """The object's unit and label records, less the run that compiled it (each of a
+    library's two compiles records its own)."""
     with open(obj, "rb") as stream:
         section = ELFFile(stream).get_section_by_name(LABELDB_SECTION)
-        return section.data() if section is not None else b""
+        lines = section.data().decode().splitlines() if section is not None else []
+    return [{key: value for key, value in json.loads(line).items() if key != "compiled"}
+            for line in lines]
 
 
 class Counted:
