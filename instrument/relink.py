@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from io import BytesIO
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from .errors import FfccError
 from .invocation import Invocation
 from .label_db import unit_records
 from .labelled_compile import first_error
+from .labels import UnitRecord
 
 # Options that make a compile write dependency files into the build tree: a rebuild leaves
 # them out (make's files would name the lean objects otherwise).
@@ -86,24 +88,26 @@ def lean_relink(program: str, retired: str, output: str) -> int:
 
 def _compile_units(program: str, link: Invocation, retired: str,
                    work: Path) -> dict[int, Path]:
-    """Each labelled unit of ``program`` compiled again with ``retired``: unit id -> its lean
-    object (units the link compiled itself are compiled by the link again)."""
-    by_run: dict[Invocation, list[int]] = defaultdict(list)
-    files: dict[int, str] = {}
+    """Each labelled unit of ``program`` compiled again with ``retired``, one compile per
+    core at a time: unit id -> its lean object (units the link compiled itself are compiled
+    by the link again)."""
+    by_run: dict[Invocation, list[UnitRecord]] = defaultdict(list)
     for unit in unit_records(program):
         if unit.unlabelled is None and unit.compiled is not None and unit.compiled != link:
-            by_run[unit.compiled].append(unit.unit)
-            files[unit.unit] = unit.file
-    lean: dict[int, Path] = {}
-    for number, (run, units) in enumerate(by_run.items()):
+            by_run[unit.compiled].append(unit)
+
+    def compile_again(number: int, run: Invocation) -> Path:
         obj = work / f"{number}.o"
-        args = _lean_compile_args(run, obj)
-        done = run.run_with([*run.options, f"--retired={retired}"], args)
+        done = run.run_with([*run.options, f"--retired={retired}"], _lean_compile_args(run, obj))
         if done.returncode != 0 or not obj.is_file():
-            raise FfccError(f"ffcc: error: {files[units[0]]}: cannot compile it again: "
+            raise FfccError(f"ffcc: error: {by_run[run][0].file}: cannot compile it again: "
                             f"{first_error(done.stderr)}", 1)
-        lean.update(dict.fromkeys(units, obj))
-    return lean
+        return obj
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        objects = list(pool.map(compile_again, range(len(by_run)), by_run))
+    return {unit.unit: obj for obj, units in zip(objects, by_run.values(), strict=True)
+            for unit in units}
 
 
 def _compiles_one_object(run: Invocation) -> bool:
