@@ -24,9 +24,17 @@ from helpers import (
     run_until,
     sample_sources,
 )
+from test_fuzz_campaign import FakeExecutor
 
-from ffcc.fuzzer.engine.cmplog import Colorized, candidates
+from ffcc.fuzzer.engine.campaign import Campaign
+from ffcc.fuzzer.engine.cmplog import CmplogStats, Colorized, candidates
+from ffcc.fuzzer.engine.config import Config
 from ffcc.fuzzer.engine.dictionary import solved_tokens
+from ffcc.fuzzer.engine.labelling import Labelling
+from ffcc.fuzzer.engine.scheduler import FairFuzzScheduler
+from ffcc.fuzzer.engine.seeds import read_seeds
+from ffcc.fuzzer.output.outdir import OutputDir
+from ffcc.fuzzer.output.status import PlainStatus
 from ffcc.runtime.abi import CMPLOG_INT, CMPLOG_RTN, CmpRecord
 
 SEEDS = REPO / "samples/magic/seeds"
@@ -237,3 +245,58 @@ def test_a_hang_the_replacement_finds_is_saved(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert hangs() and hangs()[0].read_bytes()[:4] == bytes.fromhex("0DF0ED5E")
     assert "op:input-to-state" in hangs()[0].name  # not havoc's later use of the token
+
+
+class RecordingLabelling(Labelling):
+    """Labelling that notes each retirement among the stage's entries."""
+
+    def __init__(self, events: list[str]) -> None:
+        super().__init__()
+        self.events = events
+
+    def retire_covered(self, queue, virgin, hits, targeted) -> None:  # type: ignore[override]
+        self.events.append("retire")
+
+
+class StageOfRecord:
+    """An input-to-state stage that runs nothing and notes the entries it is given."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events, self.stats, self._next = events, CmplogStats(), 0
+
+    def next_entry(self, queue_length: int) -> int | None:
+        if self._next >= queue_length:
+            return None
+        self._next += 1
+        return self._next - 1
+
+    def run(self, data: bytes, checksum: int):
+        self.events.append(f"entry {self._next - 1}")
+        yield None
+
+    def close(self) -> None:
+        pass
+
+
+def test_labels_retire_between_the_entries_input_to_state_runs_in_one_go(tmp_path) -> None:
+    """Input-to-state runs every entry added since its last turn before anything else (on
+    LAVA-M's md5sum most of a 120 s campaign): labels due to retire must not wait for it."""
+    seeds = tmp_path / "in"
+    seeds.mkdir()
+    for number in range(4):
+        (seeds / f"s{number}").write_bytes(bytes([number + 1, 7, number * 30]))
+    config = Config(input_dir=seeds, output_dir=tmp_path / "out", target_argv=("prog", "@@"),
+                    max_execs=300, seed=1, argv=("ffuzz",))
+    out = OutputDir(config.output_dir)
+    out.open(resume=False)
+    events: list[str] = []
+    campaign = Campaign(config, FakeExecutor(), out, FairFuzzScheduler(), PlainStatus(interval=3600),
+                        RecordingLabelling(events), rng=random.Random(1),
+                        cmplog=StageOfRecord(events))  # type: ignore[arg-type]
+    try:
+        campaign.run(read_seeds(seeds))
+    finally:
+        out.close()
+    entries = [i for i, event in enumerate(events) if event.startswith("entry")]
+    assert len(entries) >= 4, events
+    assert all(events[i - 1] == "retire" for i in entries), events
