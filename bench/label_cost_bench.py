@@ -7,6 +7,14 @@ its plot_data (total executions against run time, interpolated between rows); pr
 target: both builds' median rates per quarter, their ratio, and the ratio after warm-up (the
 campaign's second half), with the spread over rounds.
 
+A campaign's rate also follows the inputs it keeps: labels lead it to other inputs, which may
+cost more or less to run whatever the build (LAVA-M's md5sum: 1.11-1.19 times as much on the
+plain build, bench/RESULTS.md).  So after each round, the plain campaign's queue (inputs no
+label chose) is run again, natively, on the plain build and on the build the labelled campaign
+ended on (its last lean build, else the full one), alternating, 3 times each: the target's CPU
+per execution (the forkserver's and its children's, reaped as the replay ends), whose ratio
+is what the labels themselves cost the target per execution once the campaign has warmed up.
+
 Targets: fork-server programs reading a file (the samples temperature, boundaries, bugs and
 keywords; ``zlib``: zlib's own ``minigzip -d -c FILE`` over zlib's units, Debian's sources,
 seeds a few gzip files written here) and persistent libFuzzer harnesses of real libraries,
@@ -22,12 +30,16 @@ labelled campaigns get ffuzz's default lean rebuilds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
@@ -37,6 +49,8 @@ sys.path.insert(0, str(REPO))
 from bench import magma_bench  # noqa: E402
 from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness  # noqa: E402
 from bench.projects import ZLIB, fetch  # noqa: E402
+from ffcc.fuzzer.engine.executor import TargetCommand  # noqa: E402
+from ffcc.fuzzer.reports.replay import ReplayExecutor  # noqa: E402
 from ffcc.runtime.abi import BUILD_RECORD  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
@@ -151,10 +165,78 @@ def quarter_rates(out: Path) -> list[float]:
             for q in range(QUARTERS)]
 
 
-def measure(target: str, seconds: float, runs: int) -> dict[str, list[list[float]]]:
-    """Quarter rates of every run of each build, the builds alternating."""
+REPLAY_SECONDS = 2.0  # each replay of a queue: whole passes until this much time went by
+REPLAYS = 3          # replays of each build, alternating
+
+
+def ended_on(labelled: Path, out: Path) -> Path:
+    """The build a labelled campaign in ``out`` ended on: its last verified lean build, else
+    the full one."""
+    leans = [d for d in (out / "default" / "lean").glob("*") if d.name.isdigit()]
+    return max(leans, key=lambda d: int(d.name)) / labelled.name if leans else labelled
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` (with its reaped children) and of its live children:
+    a forkserver, its reaped runs and the persistent child running now."""
+    total = 0
+    for member in (pid, *_children(pid)):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def target_cpu_us(binary: Path, args: tuple[str, ...], inputs: list[bytes]) -> float:
+    """The target's CPU per execution, in microseconds, running ``inputs`` natively on
+    ``binary``, pass after pass for REPLAY_SECONDS after one pass to warm up (/proc counts
+    CPU in clock ticks: a fast target needs many executions to a tick)."""
+    executor = ReplayExecutor(TargetCommand((str(binary), *args)), WORK / "replay-input", 1000,
+                              seed=1)
+    try:
+        executor.traces(inputs)
+        (forkserver,) = _children(os.getpid())
+        before, started, passes = _tree_cpu(forkserver), time.monotonic(), 0
+        while not passes or time.monotonic() - started < REPLAY_SECONDS:
+            executor.traces(inputs)
+            passes += 1
+        return (_tree_cpu(forkserver) - before) / (passes * len(inputs)) * 1e6
+    finally:
+        executor.close()
+
+
+def same_inputs_ratio(plain: Path, running: Path, args: tuple[str, ...], queue: Path) -> float:
+    """Target CPU per execution of ``running`` / of ``plain`` on the inputs in ``queue``."""
+    inputs = [p.read_bytes() for p in sorted(queue.glob("id:*"))]
+    costs: dict[Path, list[float]] = {plain: [], running: []}
+    for _ in range(REPLAYS):
+        for binary in costs:
+            costs[binary].append(target_cpu_us(binary, args, inputs))
+    return statistics.median(costs[running]) / statistics.median(costs[plain])
+
+
+@dataclass
+class Measured:
+    rates: dict[str, list[list[float]]]  # "plain", "labelled": each run's quarter rates
+    same_inputs: list[float]             # each run's same_inputs_ratio
+
+
+def measure(target: str, seconds: float, runs: int) -> Measured:
+    """Quarter rates of every run of each build, the builds alternating, and after each
+    round the same-input ratio of the build the labelled campaign ended on."""
     plain, labelled, seeds, args = target_builds(target)
     rates: dict[str, list[list[float]]] = {"plain": [], "labelled": []}
+    same: list[float] = []
     for run in range(runs):
         order = [("plain", plain), ("labelled", labelled)]
         if run % 2:
@@ -164,10 +246,14 @@ def measure(target: str, seconds: float, runs: int) -> dict[str, list[list[float
             campaign("ffuzz", binary, seeds, seconds, label, extra=("--seed", str(run + 1)),
                      args=args)
             rates[name].append(quarter_rates(WORK / label))
-    return rates
+        running = ended_on(labelled, WORK / f"cost-{target}-labelled-{run}")
+        same.append(same_inputs_ratio(plain, running, args,
+                                      WORK / f"cost-{target}-plain-{run}" / "default" / "queue"))
+    return Measured(rates, same)
 
 
-def report(target: str, rates: dict[str, list[list[float]]]) -> str:
+def report(target: str, measured: Measured) -> str:
+    rates = measured.rates
     lines = [f"{target}: execs/s per quarter of a campaign (median over {len(rates['plain'])} runs)"]
     for quarter in range(QUARTERS):
         plain = statistics.median(r[quarter] for r in rates["plain"])
@@ -178,6 +264,10 @@ def report(target: str, rates: dict[str, list[list[float]]]) -> str:
                   for lab, pl in zip(rates["labelled"], rates["plain"]))
     lines.append(f"  after warm-up (second half), labelled / plain: median "
                  f"{statistics.median(late):.2f}, runs {', '.join(f'{r:.2f}' for r in late)}")
+    same = sorted(measured.same_inputs)
+    lines.append(f"  same inputs (the plain campaign's queue), target CPU per execution, the "
+                 f"build the labelled campaign ended on / plain: median "
+                 f"{statistics.median(same):.2f}, runs {', '.join(f'{r:.2f}' for r in same)}")
     return "\n".join(lines)
 
 
