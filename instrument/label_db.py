@@ -44,7 +44,7 @@ def _sections(program: str | BinaryIO) -> tuple[bytes, bytes]:
 
 def unit_records(elf: str | BinaryIO) -> list[UnitRecord]:
     """The unit records of a program's, shared object's or object file's labelled units."""
-    return [header for header, _ in _units(_sections(elf)[1])]
+    return [header for header, _ in _unit_spans(_sections(elf)[1])]
 
 
 def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
@@ -55,19 +55,26 @@ def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
     return found
 
 
-def _units(db: bytes) -> Iterator[tuple[UnitRecord, list[dict[str, Any]]]]:
-    """Each unit record of the database section with its label records, in section order:
-    those as JSON objects (labels.UnitLabel's lines), which _labels completes with what the
-    link decided and hands to abi.LabelRecord, the reader of the database's records."""
+def _unit_spans(db: bytes) -> Iterator[tuple[UnitRecord, list[str]]]:
+    """Each unit record of the database section with its label records' lines, unparsed, in
+    section order."""
     lines = db.decode("ascii", errors="replace").splitlines()
     start = 0
     while start < len(lines):
         header = UnitRecord.from_json(lines[start])
         end = start + 1 + header.count
+        yield header, lines[start + 1:end]
+        start = end
+
+
+def _units(db: bytes) -> Iterator[tuple[UnitRecord, list[dict[str, Any]]]]:
+    """Each unit record of the database section with its label records, in section order:
+    those as JSON objects (labels.UnitLabel's lines), which _labels completes with what the
+    link decided and hands to abi.LabelRecord, the reader of the database's records."""
+    for header, lines in _unit_spans(db):
         # One parse of the unit's records as a list: a program holds thousands, and a
         # json.loads per record costs much more than its share of one list's parse.
-        yield header, json.loads("[" + ",".join(lines[start + 1:end]) + "]")
-        start = end
+        yield header, json.loads("[" + ",".join(lines) + "]")
 
 
 def _labels(slots: bytes, db: bytes) -> list[abi.LabelRecord]:

@@ -135,6 +135,7 @@ class _LinkInputs:
     def __init__(self, link: Invocation, lean: dict[int, Path], work: Path) -> None:
         self.link, self.lean, self.work = link, lean, work
         self.replaced: set[int] = set()
+        self.copies: dict[str, str | None] = {}  # archive -> its copy (None: nothing to replace)
         self.static = "-static" in link.args
         self.library_dirs = _library_dirs(link.args)
 
@@ -155,10 +156,9 @@ class _LinkInputs:
                 args.append(self._input(word))
         missing = set(self.lean) - self.replaced
         if missing:
-            raise FfccError(f"ffcc: error: the link line names no object or archive of "
-                            f"{len(missing)} labelled units (as one compiled into "
-                            f"{sorted(map(str, (self.lean[m] for m in missing)))[0]}), so "
-                            "the program cannot be built again", 1)
+            raise FfccError(f"ffcc: error: the link line names no object or archive holding "
+                            f"{len(missing)} of the program's labelled units, so it cannot be "
+                            "built again", 1)
         return args
 
     def _path(self, path: str) -> str:
@@ -198,7 +198,14 @@ class _LinkInputs:
 
     def _archive(self, path: str) -> str | None:
         """A copy of the archive at ``path`` with its labelled members compiled again, or
-        None when it has none."""
+        None when it has none; made once however often the link names the archive
+        (coreutils names lib/libcoreutils.a twice)."""
+        key = os.path.realpath(path)
+        if key not in self.copies:
+            self.copies[key] = self._copy(path)
+        return self.copies[key]
+
+    def _copy(self, path: str) -> str | None:
         try:
             members = read_members(path)
         except ArchiveError as err:
@@ -211,7 +218,7 @@ class _LinkInputs:
             rebuilt.append(member if lean is None else Member(member.header, lean.read_bytes()))
         if not changed:
             return None
-        copy = self.work / f"{len(list(self.work.glob('*.a')))}-{Path(path).name}"
+        copy = self.work / f"{len(self.copies)}-{Path(path).name}"
         write_archive(copy, rebuilt)
         return str(copy)
 
