@@ -190,7 +190,10 @@ def _once(guard: str, lines: list[str]) -> str:
 
 
 # Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
-# retirement byte is 0), and wraps from 255 to 1, never to "not hit".  The predicate's own
+# retirement byte is 0), and stays at 255 once there: never back to "not hit", and a label in
+# a loop that counted 128 times or more in one run shows the top hit-count class whatever the
+# run's count (retire.py finds hot sites by that class; a count wrapping past 255 would put a
+# loop of 1,024 runs in the class of 4).  The predicate's own
 # guards still short-circuit; the update is no branch of the compiler's, so the label is no
 # edge of its own and nothing but its slot has its hit pattern.  On x86-64 the update is one
 # asm statement whose jumps the compiler never sees and which names no memory (the slot
@@ -214,7 +217,7 @@ _CLOBBERS = ': "r11"'  # the count's and comparison's scratch register (above)
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
-              "addb $1, (%r11)", "adcb $0, (%r11)", "1:")
+              "addb $1, (%r11)", "sbbb $0, (%r11)", "1:")
 _COUNT_MACRO = _once(".L__ffcc_count", [
     ".macro __ffcc_count hit, slot",
     *(line.replace("HIT", "\\hit").replace("SLOT", "\\slot") for line in _COUNT_ASM), ".endm"])
@@ -235,7 +238,7 @@ COUNT_FORM = (
     + _slot("__ffcc_label_delta") + "; "
     "unsigned char __ffcc_add = (unsigned char)(!!(p) > *" + _slot("__ffcc_retire_delta") + "); "
     "unsigned char __ffcc_sum = (unsigned char)(*__ffcc_slot + __ffcc_add); "
-    "*__ffcc_slot = (unsigned char)(__ffcc_sum + (__ffcc_sum < __ffcc_add)); } while (0)\n"
+    "*__ffcc_slot = (unsigned char)(__ffcc_sum - (__ffcc_sum < __ffcc_add)); } while (0)\n"
     "#endif\n")
 
 # Labels that compare the same two integer values (``__FFCC_COMPARE((a), (b), ASKED,

@@ -14,8 +14,9 @@ import pytest
 from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
+from ffcc.instrument.labels import COUNT_FORM
 from ffcc.instrument.toolchain import select_backend
-from ffcc.runtime.abi import LabelRecord, label_region_start, read_label_db
+from ffcc.runtime.abi import UNIT_HEADER_SIZE, LabelRecord, label_region_start, read_label_db
 
 BACKENDS = [b for b in ("gcc", "clang") if have(b)]
 READINGS = {20: b"T\x01\x14\x00", 50: b"T\x01\x32\x00", 75: b"T\x01\x4b\x00"}
@@ -125,3 +126,61 @@ def test_in_macros_labels_what_a_macro_expands_to(backend, tmp_path):
     assert len(dbs[1]) == 3  # one per combination evaluation reaches: v < 20 only if v >= 10
     hits = [label_hits(tmp_path / "in" / "prog", v, tmp_path) for v in (b"5", b"15", b"25")]
     assert all(len(h) == 1 for h in hits) and len(set().union(*hits)) == 3
+
+
+LOOP = ("#include <stdio.h>\nint main(int argc, char **argv) {\n"
+        "  int n = 0, odd = 0; FILE *f = fopen(argv[1], \"r\");\n"
+        "  if (!f || fscanf(f, \"%d\", &n) != 1) return 1;\n"
+        "  for (int i = 0; i < n; i++)\n    if (i >= 0 && n > 0) odd += i & 1;\n"
+        "  printf(\"%d\\n\", odd);\n  return 0;\n}\n")
+
+
+def label_counts(program: Path, data: bytes, tmp_path: Path) -> dict[int, int]:
+    """Each label's count in one run, by slot."""
+    database = read_label_db(program)
+    case = tmp_path / "input"
+    case.write_bytes(data)
+    size, run = run_once([str(program), str(case)])
+    start = label_region_start(size, database.label_region)
+    return {l.slot: run.map[start + l.slot] for l in database.labels}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_a_label_counts_up_to_255_and_stays_there(backend, opt, tmp_path):
+    """A count saturates rather than wrapping: a loop's label that held 128 times or more in
+    a run shows the top hit-count class, as retire.py's hot sites need, however long the
+    loop (1,024 runs wrapping past 255 would read 4)."""
+    (tmp_path / "loop.c").write_text(LOOP)
+    ffcc(f"--cc={backend}", "--mcc", opt, "-o", f"{tmp_path}/b/", "loop.c", cwd=tmp_path)
+    program = tmp_path / "b" / "loop"
+    (both,) = [l.slot for l in load_db(program) if l.line == 6 and l.operator == "mcc"
+               and (l.original or "").count("&&") and l.slot in
+               {s for s, c in label_counts(program, b"3", tmp_path).items() if c == 3}]
+    for runs, count in ((3, 3), (254, 254), (255, 255), (256, 255), (1024, 255), (1130, 255)):
+        assert label_counts(program, str(runs).encode(), tmp_path)[both] == count, runs
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("form", ["x86-64", "C"])
+def test_the_count_form_saturates_in_asm_and_in_c(backend, form, tmp_path):
+    """COUNT_FORM's update, on x86-64 and as the C used elsewhere (``__x86_64__`` undefined
+    before it), counts a held predicate up to 255 and stays there; a retired label's byte
+    stops it."""
+    (tmp_path / "count.c").write_text(
+        "#include <stdio.h>\n#include <stdint.h>\n"
+        f"unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE} + 2], counts[sizeof __ffcc_unit_slots],"
+        " retired[sizeof __ffcc_unit_slots];\nuintptr_t __ffcc_label_delta, __ffcc_retire_delta;\n"
+        + ("#undef __x86_64__\n" if form == "C" else "") + COUNT_FORM +
+        "int main(int argc, char **argv) {\n  (void)argv;\n"
+        "  __ffcc_label_delta = (uintptr_t)counts - (uintptr_t)__ffcc_unit_slots;\n"
+        "  __ffcc_retire_delta = (uintptr_t)retired - (uintptr_t)__ffcc_unit_slots;\n"
+        f"  retired[{UNIT_HEADER_SIZE} + 1] = 1;\n"
+        "  for (int k = 0; k < 1000; k++) {\n"
+        "    __FFCC_COUNT(0, argc > 0);\n    __FFCC_COUNT(1, argc > 0);\n"
+        f"    if (k == 253 || k == 254 || k == 999) printf(\"%d %d\\n\", counts[{UNIT_HEADER_SIZE}],"
+        f" counts[{UNIT_HEADER_SIZE} + 1]);\n  }}\n  return 0;\n}}\n")
+    subprocess.run([backend, "-O2", "-Wno-builtin-macro-redefined", "count.c", "-o", "count"],
+                   cwd=tmp_path, check=True)
+    out = subprocess.run([str(tmp_path / "count")], capture_output=True, text=True, check=True)
+    assert out.stdout == "254 0\n255 0\n255 0\n"
