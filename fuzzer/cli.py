@@ -23,11 +23,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import click
 
 from ffcc.fuzzer.engine.campaign import Campaign, StopNote, stops_handled
+from ffcc.fuzzer.engine.census import Census
 from ffcc.fuzzer.engine.cmplog import open_cmplog
 from ffcc.fuzzer.engine.config import (
     DEFAULT_TIMEOUT_MS,
@@ -267,10 +269,11 @@ def may_rebuild(config: Config) -> bool:
         or not_rebuildable(Path(config.target_argv[0])) is None
 
 
-def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuilds | None:
+def lean_builds(config: Config, labels: LabelMap | None, outdir: OutputDir) -> LeanBuilds | None:
     """The lean rebuilds of a labelled target under --rebuild-retired (on the lean build the
-    last run went on with, or on resuming, the newest that still fits the target); None when
-    nothing is rebuilt.  By default a target ffcc cannot rebuild runs as it is."""
+    last run went on with, or on resuming, the newest that still fits the target), each after
+    a census of the sites on the full build; None when nothing is rebuilt.  By default a
+    target ffcc cannot rebuild runs as it is."""
     period = config.rebuild_retired
     if labels is None or config.retire is RetirePolicy.NEVER or period == math.inf:
         return None
@@ -280,12 +283,14 @@ def lean_builds(config: Config, labels: LabelMap | None, root: Path) -> LeanBuil
             return None
         period = DEFAULT_PERIOD
     check_rebuildable(full)
-    where = root / LEAN_DIR
+    where = outdir.root / LEAN_DIR
+    census = Census(partial(start_executor, config, TargetCommand(tuple(config.target_argv)),
+                            outdir, None))
     if config.lean_binary is not None:
-        return LeanBuilds(full, where, period, config.lean_binary)
+        return LeanBuilds(full, where, period, config.lean_binary, census)
     if config.input_dir is None:
-        return LeanBuilds.newest(full, where, period)
-    return LeanBuilds(full, where, period)
+        return LeanBuilds.newest(full, where, period, census)
+    return LeanBuilds(full, where, period, census=census)
 
 
 def _saved_phase(config: Config) -> int:
@@ -307,7 +312,7 @@ def run_once(config: Config, opening: str | None = None,
     # Retirement and lean builds keep to the program's own labels; the campaign counts its
     # shared objects' too.  All are the full build's, whichever build runs.
     target_labels = TargetLabels(command_line.binary)
-    lean = lean_builds(config, labels, outdir.root)
+    lean = lean_builds(config, labels, outdir)
     outdir.open(resume=config.input_dir is None)
     bind_to_free_cpu(config.env.no_affinity)
     try:

@@ -388,6 +388,7 @@ class Campaign:
             self.status.update(self.checkpoints.snapshot())
             self.phases.judge(self.progress.phase_progress(self.scheduler.cursor.stalled_cycles,
                                                            self.executor.counters().execs))
-            self.lean_ready = self.labels.lean_step(self.executor.virgin(), self.status)
+            self.lean_ready = self.labels.lean_step(self.executor.virgin(), self.status,
+                                                     self.queue)
         if self.checkpoints.due(now):
             self.checkpoints.save()

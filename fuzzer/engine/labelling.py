@@ -77,9 +77,9 @@ class Labelling:
             if self.retirement is not None:
                 self.retirement.retire_ids(self.lean.compiled_out.keys())
 
-    def lean_step(self, virgin: np.ndarray, status: Status) -> Path | None:
-        """Start a lean rebuild when one is due, or collect the one running: the build to go
-        on with, once there is one."""
+    def lean_step(self, virgin: np.ndarray, status: Status, queue: Queue) -> Path | None:
+        """Start a lean rebuild when one is due (after a census of the queue's sites), or
+        collect the one running: the build to go on with, once there is one."""
         if self.lean is None or self.retirement is None:
             return None
-        return self.lean.step(self.retirement, virgin, status)
+        return self.lean.step(self.retirement, virgin, status, queue)

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ffcc.fuzzer.engine.census import Census
+from ffcc.fuzzer.engine.queue import Queue
 from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.status import Status
@@ -126,10 +128,11 @@ class LeanBuilds:
     what the running target has compiled out."""
 
     def __init__(self, full: Path, root: Path, period: float,
-                 running: Path | None = None) -> None:
+                 running: Path | None = None, census: Census | None = None) -> None:
         self.full = full                    # the labelled build the campaign is about
         self.root = root                    # OUT/NAME/lean
         self.period = period
+        self.census = census                # of the sites, before each rebuild (census.py)
         try:
             database = read_label_db(full)
         except LabelDbError as exc:
@@ -150,16 +153,17 @@ class LeanBuilds:
         self._backoff = period * 2 ** (int(running.parent.name) if running else 0)
 
     @classmethod
-    def newest(cls, full: Path, root: Path, period: float) -> LeanBuilds:
+    def newest(cls, full: Path, root: Path, period: float,
+               census: Census | None = None) -> LeanBuilds:
         """For a resumed campaign: on the newest lean build that still matches ``full``."""
-        builds = cls(full, root, period)
+        builds = cls(full, root, period, census=census)
         numbered = sorted((int(d.name), d) for d in root.glob("[0-9]*") if d.name.isdigit())
         for _, directory in reversed(numbered):
             binary = directory / full.name
             try:
                 expected = set(builds._listed(directory))
                 if mismatch(builds.database, read_label_db(binary), expected) is None:
-                    return cls(full, root, period, binary)
+                    return cls(full, root, period, binary, census)
             except (LabelDbError, OSError):
                 continue
         return builds
@@ -182,7 +186,8 @@ class LeanBuilds:
                            dtype=np.int64)
         virgin[label_region_start(len(virgin), self.database.label_region) + covered] = 0
 
-    def step(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> Path | None:
+    def step(self, retirement: Retirement, virgin: np.ndarray, status: Status,
+             queue: Queue | None = None) -> Path | None:
         """Start a rebuild when one is due, or collect the one running: the lean build to
         go on with, once there is one, and the same one until the run stops for it (the run
         may step again on its way out, when the next rebuild could already be due)."""
@@ -190,7 +195,7 @@ class LeanBuilds:
             return self.ready
         if self._process is None:
             if not self.failed and self._due(retirement):
-                self._start(retirement, virgin, status)
+                self._start(retirement, virgin, status, queue)
             return None
         if self._process.poll() is None:
             return None
@@ -203,7 +208,10 @@ class LeanBuilds:
         covered = len(retirement.covered_ids() - self.compiled_out.keys())
         return newly > 0 and newly >= WORTH_A_REBUILD * covered
 
-    def _start(self, retirement: Retirement, virgin: np.ndarray, status: Status) -> None:
+    def _start(self, retirement: Retirement, virgin: np.ndarray, status: Status,
+               queue: Queue | None) -> None:
+        if self.census is not None and queue is not None:
+            self.census.take(queue, retirement, status)
         start = retirement.labels.region_start(len(virgin))
         covered = {label.id for label in self.database.labels
                    if virgin[start + label.slot] != 0xFF}

@@ -22,9 +22,10 @@ docs/LABELS.md) skips the site's label code altogether: its predicates stop cost
 The label code's own edges (the guard of the skipped block, those of the predicates'
 short-circuits) then stop counting in every trace that ran the site.
 
-A hot site, one where some label counted 128 or more times in one run, costs its labels'
-predicates that many times over in every run that gets there: a loop over the input's bytes
-(libpng's row filters run theirs for every byte of every row). Its labels retire whatever
+A hot site, one where some label counted 128 or more times in one run (seen by a label that
+still counts, or by the census of the queue on the full build before a lean rebuild:
+census.py), costs its labels' predicates that many times over in every run that gets there: a
+loop over the input's bytes (libpng's row filters run theirs for every byte of every row). Its labels retire whatever
 their turn: the covered ones at once; the next lean rebuild compiles the whole site out, back
 to the program's own code, its uncovered labels too (given up: they stay uncovered in every
 report; they had until then, and the lean build keeps nothing of the site, so no later run
@@ -182,10 +183,24 @@ class Retirement:
         """Which labels sit at a hot site, given the labels' hit-count classes: a site is hot
         from the first time one of its labels that still counts shows HOT_BUCKET (a label
         compiled out after it was covered reads as every class, and shows nothing)."""
-        hot_now = np.zeros(len(self._hot_since), dtype=bool)
-        hot_now[self._site[((classes & HOT_BUCKET) == 0) & ~self.retired]] = True
-        self._hot_since[hot_now & np.isinf(self._hot_since)] = now
+        self._mark_hot(((classes & HOT_BUCKET) == 0) & ~self.retired, now)
         return np.isfinite(self._hot_since)[self._site]
+
+    def note_census(self, classes: np.ndarray) -> int:
+        """Mark hot the sites where a census saw a label in HOT_BUCKET (census.py):
+        ``classes`` holds, per index of the full build's map, the hit-count classes its runs
+        showed, a bit each.  How many sites are hot now that were not."""
+        start = self.labels.region_start(len(classes))
+        return self._mark_hot((classes[self._slots + start] & HOT_BUCKET) != 0, self._clock())
+
+    def _mark_hot(self, shown: np.ndarray, now: float) -> int:
+        """The sites of the labels ``shown`` are hot from ``now`` on, unless already; how
+        many were not."""
+        hot_now = np.zeros(len(self._hot_since), dtype=bool)
+        hot_now[self._site[shown]] = True
+        newly = hot_now & np.isinf(self._hot_since)
+        self._hot_since[newly] = now
+        return int(np.count_nonzero(newly))
 
     def hot_ids(self) -> set[int]:
         """Ids of the labels at the sites found hot so far, retired or not: a lean rebuild

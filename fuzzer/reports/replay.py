@@ -19,9 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ffcc.fuzzer.engine.executor import NativeExecutor, RunStatus, TargetCommand
-from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.outdir import INPUT_KINDS, id_of
-from ffcc.native import ffi, lib
 from ffcc.runtime.abi import NAMES, Module, ModuleTable
 from ffcc.runtime.files import write_atomic
 
@@ -96,16 +94,7 @@ class ReplayExecutor(NativeExecutor):
         return found
 
     def _run_chunk(self, chunk: list[bytes]) -> list[Trace]:
-        lens = np.array([len(data) for data in chunk], dtype=np.uint32)
-        statuses = np.zeros(len(chunk), dtype=np.intc)
-        traces = np.zeros((len(chunk), self.map_size), dtype=np.uint8)
-        done = ffi.new("uint32_t *")
-        rc = lib.ffcc_replay(self._engine, ffi.from_buffer("uint8_t[]", b"".join(chunk)),
-                             ffi.from_buffer("uint32_t[]", lens), len(chunk), self.timeout_ms,
-                             ffi.from_buffer("int[]", statuses, require_writable=True),
-                             ffi.from_buffer("uint8_t[]", traces, require_writable=True), done)
-        if rc == lib.FFCC_RUN_ERROR:
-            raise FuzzerError(f"{self._error()} (while replaying saved inputs)")
+        statuses, traces = self.run_inputs(chunk)
         rows, indices = np.nonzero(traces)
         bounds = np.searchsorted(rows, np.arange(len(chunk) + 1))
         return [Trace(RunStatus(int(status)), indices[bounds[i]:bounds[i + 1]].astype(np.uint32))

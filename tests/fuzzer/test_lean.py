@@ -22,6 +22,7 @@ from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.lean import DEFAULT_PERIOD, LeanBuilds, mismatch
 from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.errors import FuzzerError
+from ffcc.fuzzer.output.outdir import OutputDir
 from ffcc.fuzzer.output.status import PlainStatus
 from ffcc.runtime.abi import RETIRED, LabelDatabase, LabelRecord, read_label_db
 
@@ -161,7 +162,7 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
     def lean_for(binary: Path, rebuild: str | None) -> LeanBuilds | None:
         config = Config(input_dir=SEEDS, output_dir=tmp_path / "out", target_argv=(str(binary),),
                         rebuild_retired=parse_rebuild(rebuild))
-        return cli_lean_builds(config, LabelMap.load(binary), tmp_path / "out/default")
+        return cli_lean_builds(config, LabelMap.load(binary), OutputDir(tmp_path / "out"))
 
     default = lean_for(project, None)
     assert default is not None and default.period == DEFAULT_PERIOD == 15
