@@ -25,15 +25,15 @@ short-circuits) then stop counting in every trace that ran the site.
 A hot site, one where some label counted 128 or more times in one run (seen by a label that
 still counts, or by the census of the queue on the full build before a lean rebuild:
 census.py), costs its labels' predicates that many times over in every run that gets there: a
-loop over the input's bytes (libpng's row filters run theirs for every byte of every row). Its labels retire whatever
-their turn: the covered ones at once; the next lean rebuild compiles the whole site out, back
-to the program's own code, its uncovered labels too (given up: they stay uncovered in every
-report; they had until then, and the lean build keeps nothing of the site, so no later run
-needs to know it was hot). In a build with gates the uncovered ones also retire once the site
-has been hot for HOT_GRACE seconds, which closes its gate; without gates, retiring a label
-that never fires would save nothing. On libpng's harness a labelled run
-took 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361
-labels), 1.2 times (docs/LABELS.md, Hot sites).
+loop over the input's bytes (libpng's row filters run theirs for every byte of every row). Its
+labels retire whatever their turn: the covered ones at once; the next lean rebuild compiles
+the whole site out, back to the program's own code, its uncovered labels too (given up: they
+stay uncovered in every report; they had until then, and the lean build keeps nothing of the
+site, so no later run needs to know it was hot). In a build with gates the uncovered ones also
+retire once the site has been hot for HOT_GRACE seconds, which closes its gate; without gates,
+retiring a label that never fires would save nothing. On libpng's harness a labelled run took
+2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361 labels),
+1.2 times (docs/LABELS.md, Hot sites).
 
 Most sites keep a label no input can cover there (a kill condition a dominating test rules
 out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
