@@ -10,7 +10,9 @@ So before each lean rebuild the queue entries not yet counted run once on the fu
 a forkserver of its own started without the retirement segment, where every label counts: a
 site with a label in the top class in some entry's run is hot (Retirement.note_census), and
 the rebuild compiles it out.  Each entry costs one run at the full build's speed, once a
-campaign run (the count starts again with the run on a new lean build).
+campaign run (the count starts again with the run on a new lean build), and a census runs
+for at most SECONDS, so that a slow target's long queue holds the campaign up for no longer:
+what is left waits for the next rebuild.
 """
 from __future__ import annotations
 
@@ -25,45 +27,57 @@ from ffcc.fuzzer.engine.retire import Retirement
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output.status import Status
 
-CHUNK = 256  # entries per native call: bounds the traces held at once (CHUNK x map size)
+CHUNK = 32       # entries per native call, between two looks at the clock
+SECONDS = 2.0    # a census starts no chunk after this long (the rest waits for the next one)
 
 
 class Census:
-    """The site census of one campaign run: how many queue entries it has counted."""
+    """The site census of one campaign run: which queue entries it has counted."""
 
-    def __init__(self, start: Callable[[], NativeExecutor]) -> None:
-        self._start = start  # a forkserver of the full build, without the retirement segment
-        self.counted = 0     # queue entries run so far, in queue order
-        self.failed = False  # the full build would not run: no census from then on
+    def __init__(self, start: Callable[[], NativeExecutor], seconds: float = SECONDS) -> None:
+        self._start = start      # a forkserver of the full build, without the retirement segment
+        self._seconds = seconds  # a slow target's long queue is counted over several censuses
+        self.counted: set[int] = set()  # positions in the queue of the entries run so far
+        self.failed = False      # the full build would not run: no census from then on
 
     def take(self, queue: Queue, retirement: Retirement, status: Status) -> None:
-        """Run the queue entries not counted yet on the full build and mark the sites hot
-        whose labels reached the top class; a line saying what it found."""
-        fresh = [queue[index].data for index in range(self.counted, len(queue))]
+        """Run the queue entries not counted yet on the full build, the newest first (the
+        seeds and first entries are what the sites' own labels showed their counts on), for
+        at most SECONDS, and mark the sites hot whose labels reached the top class; a line
+        saying what it found."""
+        fresh = [index for index in range(len(queue) - 1, -1, -1) if index not in self.counted]
         if self.failed or not fresh:
             return
         began = time.monotonic()
         try:
-            classes = self._classes(fresh)
+            classes, ran = self._classes(queue, fresh)
         except FuzzerError as exc:
             self.failed = True
             status.message(f"site census not taken: {exc}; lean builds keep the sites "
                            "found hot as they ran")
             return
-        self.counted += len(fresh)
+        self.counted.update(ran)
         hot = retirement.note_census(classes)
-        status.message(f"site census: {len(fresh)} queue entries run on the full build in "
-                       f"{time.monotonic() - began:.1f} s, {hot} more sites hot")
+        left = f" ({len(fresh) - len(ran)} left for the next)" if len(ran) < len(fresh) else ""
+        status.message(f"site census: {len(ran)} queue entries run on the full build in "
+                       f"{time.monotonic() - began:.1f} s{left}, {hot} more sites hot")
 
-    def _classes(self, entries: list[bytes]) -> np.ndarray:
-        """The hit-count classes each map index of the full build showed in the entries'
-        runs, a bit each."""
+    def _classes(self, queue: Queue, order: list[int]) -> tuple[np.ndarray, list[int]]:
+        """The hit-count classes each map index of the full build showed in the runs of the
+        entries at ``order``'s positions, a bit each, and the positions run (a prefix of
+        ``order``, as many as SECONDS allowed)."""
         executor = self._start()
+        began = time.monotonic()
         try:
             seen = np.zeros(executor.map_size, dtype=np.uint8)
-            for at in range(0, len(entries), CHUNK):
-                _, traces = executor.run_inputs(entries[at:at + CHUNK])
+            ran: list[int] = []
+            for at in range(0, len(order), CHUNK):
+                if ran and time.monotonic() - began >= self._seconds:
+                    break
+                part = order[at:at + CHUNK]
+                _, traces = executor.run_inputs([queue[index].data for index in part])
                 seen |= np.bitwise_or.reduce(traces, axis=0)
-            return seen
+                ran += part
+            return seen, ran
         finally:
             executor.close()

@@ -10,7 +10,7 @@ import numpy as np
 from helpers import ffcc
 
 from ffcc.fuzzer.engine import retire
-from ffcc.fuzzer.engine.census import Census
+from ffcc.fuzzer.engine.census import CHUNK, Census
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
 from ffcc.fuzzer.engine.retire import Retirement
@@ -53,16 +53,40 @@ def test_a_census_finds_the_hot_site_whose_labels_retired_on_short_runs(tmp_path
     try:
         queue = entries(3, 100)
         census.take(queue, retirement, status)  # type: ignore[arg-type]
-        assert census.counted == 2 and not retirement.hot_ids(), "100 runs: not hot"
+        assert census.counted == {0, 1} and not retirement.hot_ids(), "100 runs: not hot"
         queue += entries(700, 5)
         census.take(queue, retirement, status)  # type: ignore[arg-type]
-        assert census.counted == 4
+        assert census.counted == {0, 1, 2, 3}
         assert retirement.hot_ids() == loop, "the loop's site ran 700 times in one run"
         assert "2 queue entries run on the full build" in stream.getvalue()
         assert "1 more sites hot" in stream.getvalue()
         census.take(queue, retirement, status)  # type: ignore[arg-type]
         assert stream.getvalue().count("site census:") == 2, "nothing new, nothing run"
         assert not retirement.hot_ids() & check
+    finally:
+        retirement.close()
+        status.close()
+
+
+def test_a_census_out_of_time_runs_the_newest_entries_and_leaves_the_rest_for_the_next(
+        tmp_path) -> None:
+    (tmp_path / "loop.c").write_text(LOOP)
+    ffcc("--mcc", "-o", f"{tmp_path}/b/", "loop.c", cwd=tmp_path)
+    program = tmp_path / "b" / "loop"
+    labels = LabelMap.load(program)
+    assert labels is not None
+    retirement = Retirement(labels)
+    stream = io.StringIO()
+    status = PlainStatus(stream, interval=3600)
+    census = Census(partial(NativeExecutor, TargetCommand((str(program), "@@")),
+                            tmp_path / "input", 1000, 1), seconds=0)
+    try:
+        queue = entries(700, *[3] * (CHUNK + 7))
+        census.take(queue, retirement, status)  # type: ignore[arg-type]
+        assert census.counted == set(range(8, CHUNK + 8)), "one chunk, the newest entries"
+        assert not retirement.hot_ids() and "(8 left for the next)" in stream.getvalue()
+        census.take(queue, retirement, status)  # type: ignore[arg-type]
+        assert len(census.counted) == CHUNK + 8 and retirement.hot_ids()
     finally:
         retirement.close()
         status.close()
