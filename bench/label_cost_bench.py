@@ -25,7 +25,13 @@ LIBPNG_MIRROR when that exists, seeds a few pngsuite images).  expat, libpng and
 held out: no label option was tuned on them.  Every build is a project build, so the
 labelled campaigns get ffuzz's default lean rebuilds.
 
+With ``--together`` each round's two campaigns run at once, each pinned to a core of its own
+(the cores swapped every round), so that the machine's noise falls on both alike: on a shared
+VM, one build's campaigns alone moved 2x between rounds. The labelled campaign's lean
+rebuilds then run on either core, as they would beside other fuzzers.
+
     python bench/label_cost_bench.py [--seconds 60] [--runs 3] [--targets temperature,cjson]
+        [--together]
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,8 +238,9 @@ class Measured:
     same_inputs: list[float]             # each run's same_inputs_ratio
 
 
-def measure(target: str, seconds: float, runs: int) -> Measured:
-    """Quarter rates of every run of each build, the builds alternating, and after each
+def measure(target: str, seconds: float, runs: int, together: bool = False) -> Measured:
+    """Quarter rates of every run of each build, the builds alternating (``together``: both
+    at once, each pinned to a core of its own, the cores swapped every round), and after each
     round the same-input ratio of the build the labelled campaign ended on."""
     plain, labelled, seeds, args = target_builds(target)
     rates: dict[str, list[list[float]]] = {"plain": [], "labelled": []}
@@ -240,12 +248,18 @@ def measure(target: str, seconds: float, runs: int) -> Measured:
     for run in range(runs):
         order = [("plain", plain), ("labelled", labelled)]
         if run % 2:
-            order.reverse()  # each build goes first as often as the other
-        for name, binary in order:
-            label = f"cost-{target}-{name}-{run}"
-            campaign("ffuzz", binary, seeds, seconds, label, extra=("--seed", str(run + 1)),
-                     args=args)
-            rates[name].append(quarter_rates(WORK / label))
+            order.reverse()  # each build goes first (or gets the first core) as often
+
+        def fuzz(place: int) -> None:
+            name, binary = order[place]
+            pin = ("taskset", "-c", str(place)) if together else ()
+            campaign("ffuzz", binary, seeds, seconds, f"cost-{target}-{name}-{run}",
+                     extra=("--seed", str(run + 1)), args=args, pin=pin)
+
+        with ThreadPoolExecutor(2 if together else 1) as pool:
+            list(pool.map(fuzz, range(len(order))))
+        for name in rates:
+            rates[name].append(quarter_rates(WORK / f"cost-{target}-{name}-{run}"))
         running = ended_on(labelled, WORK / f"cost-{target}-labelled-{run}")
         same.append(same_inputs_ratio(plain, running, args,
                                       WORK / f"cost-{target}-plain-{run}" / "default" / "queue"))
@@ -278,12 +292,16 @@ def main() -> int:
     parser.add_argument("--targets", default="temperature,boundaries,cjson",
                         help="comma-separated, from "
                              f"{', '.join((*SAMPLES, *HARNESSES, *PROGRAMS))}")
+    parser.add_argument("--together", action="store_true",
+                        help="run each round's two campaigns at once, one core each (needs "
+                             "two cores): the machine's noise then falls on both alike")
     args = parser.parse_args()
     unknown = set(args.targets.split(",")) - {*SAMPLES, *HARNESSES, *PROGRAMS}
     if unknown:
         parser.error(f"unknown target: {', '.join(sorted(unknown))}")
     for target in args.targets.split(","):
-        print(report(target, measure(target, args.seconds, args.runs)), flush=True)
+        print(report(target, measure(target, args.seconds, args.runs, args.together)),
+              flush=True)
     return 0
 
 
