@@ -249,15 +249,13 @@ def measure(target: str, seconds: float, runs: int, together: bool = False) -> M
         order = [("plain", plain), ("labelled", labelled)]
         if run % 2:
             order.reverse()  # each build goes first (or gets the first core) as often
-
-        def fuzz(place: int) -> None:
-            name, binary = order[place]
-            pin = ("taskset", "-c", str(place)) if together else ()
-            campaign("ffuzz", binary, seeds, seconds, f"cost-{target}-{name}-{run}",
-                     extra=("--seed", str(run + 1)), args=args, pin=pin)
-
         with ThreadPoolExecutor(2 if together else 1) as pool:
-            list(pool.map(fuzz, range(len(order))))
+            runs_now = [pool.submit(campaign, "ffuzz", binary, seeds, seconds,
+                                    f"cost-{target}-{name}-{run}", extra=("--seed", str(run + 1)),
+                                    args=args, pin=("taskset", "-c", str(place)) if together else ())
+                        for place, (name, binary) in enumerate(order)]
+        for done in runs_now:
+            done.result()  # a campaign's failure, raised here
         for name in rates:
             rates[name].append(quarter_rates(WORK / f"cost-{target}-{name}-{run}"))
         running = ended_on(labelled, WORK / f"cost-{target}-labelled-{run}")
