@@ -192,8 +192,8 @@ def _once(guard: str, lines: list[str]) -> str:
 # Branch-free: the slot gains 1 when the predicate holds and the label is not retired (its
 # retirement byte is 0), and stays at 255 once there: never back to "not hit", and a label in
 # a loop that counted 128 times or more in one run shows the top hit-count class whatever the
-# run's count (retire.py finds hot sites by that class; a count wrapping past 255 would put a
-# loop of 1,024 runs in the class of 4).  The predicate's own
+# run's count (retire.py finds hot sites by the top two classes; a count wrapping past 255 would
+# put a loop of 1,024 runs in the class of 4).  The predicate's own
 # guards still short-circuit; the update is no branch of the compiler's, so the label is no
 # edge of its own and nothing but its slot has its hit pattern.  On x86-64 the update is one
 # asm statement whose jumps the compiler never sees and which names no memory (the slot

@@ -1,14 +1,14 @@
-"""A census of label sites before a lean rebuild: which run 128 times or more in a run.
+"""A census of label sites before a lean rebuild: which run 32 times or more in a run.
 
-retire.py finds a hot site through a label of it that still counts and shows the top
-hit-count class.  But the labels that hold each time their site runs are covered by the
+retire.py finds a hot site through a label of it that still counts and shows one of the two
+top hit-count classes.  But the labels that hold each time their site runs are covered by the
 first inputs and retire soon after (hit by more inputs than a common edge, or after their
 turn), mostly before any input runs the site that often: libpng's seeds are 32-row images,
 the labels of its per-row and per-pixel code retired on them, and the campaign never saw
 those sites hot, whose uncovered labels were then most of what its lean builds still ran.
 So before each lean rebuild the queue entries not yet counted run once on the full build, in
 a forkserver of its own started without the retirement segment, where every label counts: a
-site with a label in the top class in some entry's run is hot (Retirement.note_census), and
+site with a label in either top class in some entry's run is hot (Retirement.note_census), and
 the rebuild compiles it out.  Each entry costs one run at the full build's speed, once a
 campaign run (the count starts again with the run on a new lean build), and a census runs
 for at most SECONDS, so that a slow target's long queue holds the campaign up for no longer:
@@ -43,7 +43,7 @@ class Census:
     def take(self, queue: Queue, retirement: Retirement, status: Status) -> None:
         """Run the queue entries not counted yet on the full build, the newest first (the
         seeds and first entries are what the sites' own labels showed their counts on), for
-        at most SECONDS, and mark the sites hot whose labels reached the top class; a line
+        at most SECONDS, and mark the sites hot whose labels reached a top class; a line
         saying what it found."""
         fresh = [index for index in range(len(queue) - 1, -1, -1) if index not in self.counted]
         if self.failed or not fresh:

@@ -22,7 +22,7 @@ docs/LABELS.md) skips the site's label code altogether: its predicates stop cost
 The label code's own edges (the guard of the skipped block, those of the predicates'
 short-circuits) then stop counting in every trace that ran the site.
 
-A hot site, one where some label counted 128 or more times in one run (seen by a label that
+A hot site, one where some label counted 32 or more times in one run (seen by a label that
 still counts, or by the census of the queue on the full build before a lean rebuild:
 census.py), costs its labels' predicates that many times over in every run that gets there: a
 loop over the input's bytes (libpng's row filters run theirs for every byte of every row). Its
@@ -61,12 +61,14 @@ STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases
 # selection is slow (libpng's harness: 2 a second, 2,810 labels covered in 150 s) the turns
 # never all come, and a label waiting costs every execution that runs it.
 TURN_WINDOW = 60.0
-# The hit-count class (AFL's buckets, as the virgin map keeps them) of a label that counted 128
-# or more times in one run: its site is hot.
-HOT_BUCKET = 0x80
+# The hit-count classes (AFL's buckets, as the virgin map keeps them) of a label that counted
+# 32 or more times in one run (32-127, 128 and more): its site is hot.  With 128 and more only,
+# the sites that run 32-127 times a run held 90% of what cJSON's lean builds still evaluated
+# and 40% of expat's (docs/LABELS.md, Hot sites).
+HOT_CLASSES = 0x40 | 0x80
 # How long the uncovered labels of a hot site keep counting where a gate can then skip the site
-# (elsewhere they go with the next lean rebuild): the site has run them at least 128 times in
-# each of the runs that got there.
+# (elsewhere they go with the next lean rebuild): the site has run them at least 32 times in
+# some of the runs that got there.
 HOT_GRACE = 20.0
 
 
@@ -181,17 +183,18 @@ class Retirement:
 
     def _hot(self, classes: np.ndarray, now: float) -> np.ndarray:
         """Which labels sit at a hot site, given the labels' hit-count classes: a site is hot
-        from the first time one of its labels that still counts shows HOT_BUCKET (a label
-        compiled out after it was covered reads as every class, and shows nothing)."""
-        self._mark_hot(((classes & HOT_BUCKET) == 0) & ~self.retired, now)
+        from the first time one of its labels that still counts shows a class of HOT_CLASSES
+        (a label compiled out after it was covered reads as every class, and shows nothing)."""
+        self._mark_hot(((classes & HOT_CLASSES) != HOT_CLASSES) & ~self.retired, now)
         return np.isfinite(self._hot_since)[self._site]
 
     def note_census(self, classes: np.ndarray) -> int:
-        """Mark hot the sites where a census saw a label in HOT_BUCKET (census.py):
+        """Mark hot the sites where a census saw a label in HOT_CLASSES (census.py):
         ``classes`` holds, per index of the full build's map, the hit-count classes its runs
         showed, a bit each.  How many sites are hot now that were not."""
         start = self.labels.region_start(len(classes))
-        return self._mark_hot((classes[self._slots + start] & HOT_BUCKET) != 0, self._clock())
+        return self._mark_hot((classes[self._slots + start] & HOT_CLASSES) != 0,
+                              self._clock())
 
     def _mark_hot(self, shown: np.ndarray, now: float) -> int:
         """The sites of the labels ``shown`` are hot from ``now`` on, unless already; how

@@ -12,7 +12,6 @@ from types import SimpleNamespace
 import numpy as np
 from helpers import ffcc
 
-from ffcc.fuzzer.engine import retire
 from ffcc.fuzzer.engine.census import CHUNK, SECONDS, Census
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand
 from ffcc.fuzzer.engine.labels import LabelMap
@@ -67,9 +66,9 @@ def test_a_census_finds_the_hot_site_whose_labels_retired_on_short_runs(tmp_path
                 by_site.setdefault(site, set()).add(label)
         (loop,) = [ids for ids in by_site.values() if {line_of[i] for i in ids} == {7}]
         (check,) = [ids for ids in by_site.values() if {line_of[i] for i in ids} == {5}]
-        queue = entries(3, 100)
+        queue = entries(3, 31)
         census.take(queue, retirement, status)  # type: ignore[arg-type]
-        assert census.counted == {0, 1} and not retirement.hot_ids(), "100 runs: not hot"
+        assert census.counted == {0, 1} and not retirement.hot_ids(), "31 runs: not hot"
         queue += entries(700, 5)
         census.take(queue, retirement, status)  # type: ignore[arg-type]
         assert census.counted == {0, 1, 2, 3}
@@ -109,9 +108,9 @@ def test_a_census_marks_sites_by_their_labels_top_class() -> None:
     retirement = Retirement(LabelMap.of(LabelDatabase(16, records)))
     try:
         classes = np.zeros(48, np.uint8)
-        classes[32:36] = (1, 0, retire.HOT_BUCKET >> 1, 0)
+        classes[32:36] = (1, 0, 0x20, 0)  # 16-31 times in a run: warm, not hot
         assert retirement.note_census(classes) == 0 and not retirement.hot_ids()
-        classes[33] = retire.HOT_BUCKET | 1
+        classes[33] = 0x40 | 1  # 32-127 times
         assert retirement.note_census(classes) == 1 and retirement.hot_ids() == {0, 1}
         assert retirement.note_census(classes) == 0, "hot already"
     finally:

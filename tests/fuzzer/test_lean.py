@@ -87,7 +87,9 @@ def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> N
     assert labels is not None
     queue = [p.read_bytes() for p in sorted((out / "default/queue").iterdir()) if p.is_file()]
     on_full, on_lean = (lit_slots(b, queue, labels, tmp_path) for b in (full, lean))
-    assert gone <= on_full, "each label compiled out was covered on the full build"
+    given_up = int(read_stats(out)["labels_given_up"])
+    assert len(gone - on_full) <= given_up, \
+        "each label compiled out was covered on the full build, or given up at a hot site"
     assert not gone & on_lean, "the lean build has no code for them"
     assert on_lean - gone, "the labels it keeps still count"
 

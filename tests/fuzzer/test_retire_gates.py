@@ -319,7 +319,7 @@ def test_a_covered_label_waits_a_minute_at_most_for_its_turn() -> None:
 
 
 def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
-    """A site where a label counted 128 or more in one run (libpng's row filters: once per
+    """A site where a label counted 32 or more in one run (libpng's row filters: once per
     byte) costs its predicates that many times per run: its covered labels retire at once,
     and where a gate can skip the site its uncovered ones after HOT_GRACE seconds; the labels
     of other sites wait as before."""
@@ -335,7 +335,7 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
         try:
             virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
             virgin[0], hits[0] = 0, 9
-            virgin[16:20] = (0xFF & ~retire.HOT_BUCKET, 0xFE, 0xFF, 0xFE)  # 16 hot, 18 uncovered
+            virgin[16:20] = (0xFF & ~0x40, 0xFE, 0xFF, 0xFE)  # 16 counted 32-127, 18 uncovered
             hits[[16, 17, 19]] = 1
             nobody = np.zeros(0, np.int64)
             assert list(retirement.retire_covered(virgin, hits, nobody)) == [16, 17]
