@@ -41,6 +41,7 @@ from ffcc.fuzzer.engine.config import (
 )
 from ffcc.fuzzer.engine.dictionary import load_dictionary
 from ffcc.fuzzer.engine.executor import NativeExecutor, TargetCommand, check_target
+from ffcc.fuzzer.engine.focus import CarriedFocuses
 from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import LabelMap, TargetLabels
 from ffcc.fuzzer.engine.lean import (
@@ -218,6 +219,7 @@ class Ended:
     execs: int
     lean: Path | None = None
     summary: str = ""  # why it stopped and what it left, the campaign's last line
+    focuses: CarriedFocuses | None = None  # for the next run, on another build
 
 
 def run(config: Config) -> None:
@@ -232,10 +234,11 @@ def run(config: Config) -> None:
         if config.input_dir is None and _saved_phase(config) == 2:
             config = labelled
     started, execs = time.monotonic(), 0
-    current, opening = config, None
+    current, opening, carried = config, None, None
     with stops_noted(labelled is not None or may_rebuild(config)) as stop:
         while True:
-            ended = run_once(current, opening, stop)
+            ended = run_once(current, opening, stop, carried)
+            carried = ended.focuses
             execs += ended.execs
             following, opening = _next_run(config, labelled, current, ended)
             if following is None or stop.requested:
@@ -298,10 +301,11 @@ def _saved_phase(config: Config) -> int:
     return state.phase if state is not None else 1
 
 
-def run_once(config: Config, opening: str | None = None,
-             stop: StopNote | None = None) -> Ended:
+def run_once(config: Config, opening: str | None = None, stop: StopNote | None = None,
+             carried: CarriedFocuses | None = None) -> Ended:
     """Set up the pieces, run the campaign, tear down in reverse order.  ``stop``: where a
-    stop is noted, by the campaign while it runs and by stops_noted around it."""
+    stop is noted, by the campaign while it runs and by stops_noted around it; ``carried``:
+    the focuses of the run before, on another build."""
     stop = stop or StopNote()
     command_line = TargetCommand(tuple(config.target_argv))
     check_target(command_line.binary)
@@ -332,11 +336,11 @@ def run_once(config: Config, opening: str | None = None,
             peers = SyncDir(outdir, config.sync) if config.sync is not None else None
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
                                 Labelling(current(), current, retirement, lean),
-                                cmplog=cmplog, peers=peers, stop=stop)
+                                cmplog=cmplog, peers=peers, stop=stop, carried=carried)
             with wake_at(config.max_seconds):
                 campaign.run(seeds)
             return Ended(campaign.phases.over, executor.counters().execs, campaign.lean_ready,
-                         ending(campaign, outdir))
+                         ending(campaign, outdir), campaign.focuses_to_carry())
         finally:
             # A Ctrl-C or SIGTERM after the campaign stopped must not cut the teardown short
             # (it would leave the forkserver and segments behind and exit with a traceback).

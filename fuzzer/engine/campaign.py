@@ -43,7 +43,7 @@ from ffcc.fuzzer.engine.energy import (
 )
 from ffcc.fuzzer.engine.executor import Executor, RunStatus
 from ffcc.fuzzer.engine.findings import Findings
-from ffcc.fuzzer.engine.focus import MASKS_PER_PROBE, Focus, FocusCache
+from ffcc.fuzzer.engine.focus import MASKS_PER_PROBE, CarriedFocuses, Focus, FocusCache
 from ffcc.fuzzer.engine.labelling import Labelling
 from ffcc.fuzzer.engine.labels import edge_region_end
 from ffcc.fuzzer.engine.mask import empty_mask
@@ -103,11 +103,13 @@ class Campaign:
     def __init__(self, config: Config, executor: Executor, outdir: OutputDir,
                  scheduler: Scheduler, status: Status, labels: Labelling | None = None,
                  rng: random.Random | None = None, cmplog: CmplogStage | None = None,
-                 peers: PeerSync | None = None, stop: StopNote | None = None) -> None:
+                 peers: PeerSync | None = None, stop: StopNote | None = None,
+                 carried: CarriedFocuses | None = None) -> None:
         """``labels``: the target's labels, retirement and lean rebuilds; ``cmplog``: -c's
         input-to-state stage; ``peers``: the sync directory's other instances (-M/-S);
         ``stop``: where stops are noted, shared with the runs before and after this one
-        (a stop noted before this run began ends it at once)."""
+        (a stop noted before this run began ends it at once); ``carried``: the focuses of
+        the run before, on another build of the target."""
         self.config = config
         self.executor = executor
         self.outdir = outdir
@@ -119,6 +121,7 @@ class Campaign:
         self.stop = stop or StopNote()
         self.queue = Queue(executor.map_size)
         self.focuses = FocusCache()
+        self._carried = carried
         self.progress = Progress()
         self.findings = Findings(config, executor, outdir, self.queue, scheduler, self.progress)
         self.corpus = CorpusLoader(executor, outdir, self.queue, scheduler, status,
@@ -156,6 +159,8 @@ class Campaign:
         """Load the queue, then pick an entry and run its stages until told to stop;
         between two entries, sync with the peers and retire the labels covered."""
         self.corpus.load(seeds)
+        if self._carried is not None:
+            self.focuses, self._carried = self._carried.renumbered_for(self.queue), None
         self.labels.keep_compiled_out(self.executor.virgin())
         self._loaded = True
         # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,
@@ -174,6 +179,10 @@ class Campaign:
                                             edge_region_end(self.labels.map, self.executor.map_size))
             if selection is not None:
                 self.fuzz_one(selection)
+
+    def focuses_to_carry(self) -> CarriedFocuses:
+        """This run's focuses, for the next run on another build to renumber."""
+        return CarriedFocuses(self.focuses, {entry.id: entry.edges for entry in self.queue})
 
     def retire_labels(self) -> None:
         """Retire the labels that are due (retire.py): between two entries, and between two

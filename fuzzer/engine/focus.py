@@ -8,13 +8,24 @@ too, its rarest ones whether rare now or not (rarity moves: an entry picked agai
 aimed at a branch that was not among its rare ones the time before); the C core checks each
 probe's trace for each of them, and the focuses are kept here, within a byte budget, for the
 turns to come.
+
+A lean rebuild (lean.py) numbers the program's edges anew, and the campaign goes on with it
+as a new run over the same queue: kept by map index, every mask would be made again (on
+cJSON's harness 7 of a 60 s campaign's seconds).  So the focuses go on to the next run,
+renumbered: a branch is known in the new numbering by the queue entries that hit it, where
+exactly one branch of each numbering is hit by exactly those entries (``renumbering``); the
+focuses of the others are dropped.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 
 import numpy as np
+
+from ffcc.fuzzer.engine.queue import QueueEntry
 
 # Bytes of masks and trimmed copies kept; the least recently used focuses go beyond it.
 FOCUS_BUDGET = 32 << 20
@@ -35,7 +46,7 @@ class Focus:
 
 class FocusCache:
     """Focuses by (entry id, target) within `budget` bytes, least recently used out first.
-    Map indices name the branches, so a cache lives as long as one build's campaign run."""
+    Map indices name the branches: ``renumbered`` carries a cache to another build's map."""
 
     def __init__(self, budget: int = FOCUS_BUDGET) -> None:
         self.budget = budget
@@ -66,3 +77,57 @@ class FocusCache:
         while self._bytes > self.budget and len(self._focuses) > 1:
             _, (_, dropped) = self._focuses.popitem(last=False)
             self._bytes -= dropped
+
+    def renumbered(self, before: Mapping[int, np.ndarray],
+                   after: Mapping[int, np.ndarray]) -> FocusCache:
+        """This cache for a build whose map numbers the branches otherwise: ``before`` and
+        ``after`` give each queue entry's branches (map indices) in the old and the new
+        numbering.  A focus whose target has no one counterpart (``renumbering``), or whose
+        entry is gone, is left out."""
+        moved = renumbering(before, after)
+        kept = FocusCache(self.budget)
+        for (entry_id, target), (focus, size) in self._focuses.items():  # oldest first
+            if entry_id in after and target in moved:
+                kept._focuses[(entry_id, moved[target])] = (replace(focus, target=moved[target]),
+                                                            size)
+                kept._bytes += size
+        return kept
+
+
+@dataclass(frozen=True)
+class CarriedFocuses:
+    """What one run of a campaign hands the next, on another build of the target (a lean
+    rebuild, phase 2): its focuses, and each queue entry's branches in its build's numbering,
+    from which the next run renumbers them (FocusCache.renumbered)."""
+
+    cache: FocusCache
+    edges: dict[int, np.ndarray]  # entry id -> map indices it hit
+
+    def renumbered_for(self, queue: Iterable[QueueEntry]) -> FocusCache:
+        """The focuses for ``queue``, its entries calibrated on the new build."""
+        return self.cache.renumbered(self.edges, {entry.id: entry.edges for entry in queue})
+
+
+def renumbering(before: Mapping[int, np.ndarray], after: Mapping[int, np.ndarray]) -> dict[int, int]:
+    """Old map index -> new, for the branches the two numberings share, known by the queue
+    entries that hit them (``before`` and ``after``: each entry's map indices in the old and
+    the new numbering; entries in only one of them do not count).  Many branches are hit by
+    the same entries (the blocks of one path, a label and the edge it sits on), so the
+    branches are matched in map order, which both builds keep (guards are numbered in code
+    order, labels by slot, after the edges): the longest common subsequence of the two
+    numberings' sequences of hitting entries.  Branches of one build only (the edges of label
+    code compiled out, a function inlined otherwise) stay unmatched."""
+    shared = sorted(before.keys() & after.keys())
+
+    def hitters(edges_of: Mapping[int, np.ndarray]) -> tuple[list[int], list[tuple[int, ...]]]:
+        hit_by: defaultdict[int, list[int]] = defaultdict(list)
+        for entry in shared:
+            for branch in edges_of[entry].tolist():
+                hit_by[branch].append(entry)
+        branches = sorted(hit_by)
+        return branches, [tuple(hit_by[branch]) for branch in branches]
+
+    (old, old_keys), (new, new_keys) = hitters(before), hitters(after)
+    matcher = SequenceMatcher(None, old_keys, new_keys, autojunk=False)
+    return {old[i + k]: new[j + k] for i, j, size in matcher.get_matching_blocks()
+            for k in range(size)}

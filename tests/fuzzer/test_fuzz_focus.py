@@ -1,9 +1,11 @@
 """The focus cache: masks kept per (entry, target) within a byte budget."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
-from ffcc.fuzzer.engine.focus import Focus, FocusCache
+from ffcc.fuzzer.engine.focus import CarriedFocuses, Focus, FocusCache, renumbering
 
 
 def focus(target: int, data: bytes) -> Focus:
@@ -37,3 +39,36 @@ def test_putting_a_focus_again_replaces_it() -> None:
     cache.put(0, focus(1, data), data)
     cache.put(0, focus(2, data), data)
     assert (0, 1) in cache and (0, 2) in cache
+
+
+def edges(*indices: int) -> np.ndarray:
+    return np.array(indices, np.uint32)
+
+
+def test_branches_are_renumbered_by_the_entries_that_hit_them_in_map_order() -> None:
+    """Old build: edges 1-5, labels 20-21; the new one lost edge 3 (label code compiled out)
+    and numbers the rest from 10, its labels from 30.  Edges 1 and 2 are hit by the same
+    entries, as the blocks of one path are: map order tells them apart."""
+    before = {0: edges(1, 2, 3, 4, 20), 1: edges(1, 2, 5, 21), 2: edges(4, 5)}
+    after = {0: edges(10, 11, 12, 30), 1: edges(10, 11, 13, 31), 2: edges(12, 13)}
+    assert renumbering(before, after) == {1: 10, 2: 11, 4: 12, 5: 13, 20: 30, 21: 31}
+    assert renumbering({**before, 9: edges(3, 20)}, after) == renumbering(before, after), \
+        "an entry the new queue does not have does not count"
+
+
+def test_focuses_go_on_renumbered_and_those_without_a_counterpart_are_dropped() -> None:
+    data = b"x" * 9
+    cache = FocusCache()
+    for target in (1, 3, 20):
+        cache.put(0, focus(target, data), data)
+    cache.put(5, focus(1, data), data)  # an entry the new run does not have
+    carried = CarriedFocuses(cache, {0: edges(1, 2, 3, 4, 20), 1: edges(1, 2, 5, 21),
+                                     2: edges(4, 5), 5: edges(1)})
+    queue = [SimpleNamespace(id=0, edges=edges(10, 11, 12, 30)),
+             SimpleNamespace(id=1, edges=edges(10, 11, 13, 31)),
+             SimpleNamespace(id=2, edges=edges(12, 13))]
+    moved = carried.renumbered_for(queue)  # type: ignore[arg-type]
+    kept = moved.get(0, 10)
+    assert kept is not None and kept.target == 10 and kept.mask is not None
+    assert (0, 30) in moved and (5, 10) not in moved
+    assert not any((0, t) in moved for t in (1, 3, 11, 12, 20)), "edge 3 is gone"

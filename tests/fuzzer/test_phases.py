@@ -95,7 +95,7 @@ def stopped_between_runs(monkeypatch, tmp_path: Path, labels_binary: bool) -> li
     that ends its phase 1, before the next run starts (run_once stands in for the runs)."""
     runs: list[Config] = []
 
-    def run_once(config: Config, opening: str | None = None, stop=None) -> cli.Ended:
+    def run_once(config: Config, opening: str | None = None, stop=None, carried=None) -> cli.Ended:
         runs.append(config)
         os.kill(os.getpid(), signal.SIGINT)  # after the run: no campaign takes it
         return cli.Ended(phase_over="2 queue cycle(s) without a new entry", execs=10)
