@@ -158,7 +158,7 @@ class Campaign:
     def fuzz(self, seeds: list[tuple[Path, bytes]] | None) -> None:
         """Load the queue, then pick an entry and run its stages until told to stop;
         between two entries, sync with the peers and retire the labels covered."""
-        self.corpus.load(seeds)
+        self.corpus.load(seeds, renumbered=self._carried is not None)
         if self._carried is not None:
             self.focuses, self._carried = self._carried.renumbered_for(self.queue), None
         self.labels.keep_compiled_out(self.executor.virgin())

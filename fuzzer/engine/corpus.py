@@ -35,10 +35,12 @@ class CorpusLoader:
         self.progress = progress
         self.timeout_given = timeout_ms is not None  # -t: the seeds' speed does not set it
 
-    def load(self, seeds: list[tuple[Path, bytes]] | None) -> None:
-        """The queue from these seeds, or (None) resumed from the output directory."""
+    def load(self, seeds: list[tuple[Path, bytes]] | None, renumbered: bool = False) -> None:
+        """The queue from these seeds, or (None) resumed from the output directory;
+        ``renumbered``: on another build than the one the state was saved on (a lean
+        rebuild), which numbers the branches otherwise, often in a map of the same size."""
         if seeds is None:
-            self._resume()
+            self._resume(renumbered)
         else:
             self._load_seeds(seeds)
 
@@ -73,18 +75,19 @@ class CorpusLoader:
             cal = calibrate(self.executor, data, count_hits=True)
         return cal
 
-    def _resume(self) -> None:
+    def _resume(self, renumbered: bool) -> None:
         """Reload every saved queue entry, crash and hang, and what the state file kept
-        (without one, the counters of the last fuzzer_stats)."""
+        (without one, the counters of the last fuzzer_stats); what it kept by map index only
+        if the map is the same."""
         earlier = self.outdir.resume()
         state = saved_state.load(self.outdir.state_file) \
             or saved_state.from_fuzzer_stats(earlier.stats)
         self.progress.carry_on(state.totals, earlier.next_crash_id, earlier.next_hang_id)
         if not self.timeout_given and state.totals.exec_timeout:
             self.executor.timeout_ms = state.totals.exec_timeout
-        self.scheduler.restore(state.scheduler, same_map=state.map_size in
+        self.scheduler.restore(state.scheduler, same_map=not renumbered and state.map_size in
                                (0, self.executor.map_size))
-        hits_restored = self._restore_maps(state)
+        hits_restored = not renumbered and self._restore_maps(state)
         self.progress.stage = "resume"
         for saved in earlier.queue:
             record = state.entries.get(saved.saved_as)

@@ -20,6 +20,7 @@ from test_fuzz_campaign import FakeExecutor, campaign_run
 
 from ffcc.fuzzer.engine.campaign import Campaign
 from ffcc.fuzzer.engine.config import Config
+from ffcc.fuzzer.engine.focus import CarriedFocuses, FocusCache
 from ffcc.fuzzer.engine.scheduler import FairFuzzScheduler
 from ffcc.fuzzer.errors import FuzzerError
 from ffcc.fuzzer.output import outdir as outdir_module
@@ -30,14 +31,16 @@ from ffcc.fuzzer.output.status import PlainStatus
 # -- with a fake executor ----------------------------------------------------------
 
 
-def resume_campaign(out_root: Path, ex: FakeExecutor, max_execs: int = 0) -> Campaign:
-    """Resume the campaign in out_root; max_execs 0 stops it right after loading."""
+def resume_campaign(out_root: Path, ex: FakeExecutor, max_execs: int = 0,
+                    carried: CarriedFocuses | None = None) -> Campaign:
+    """Resume the campaign in out_root; max_execs 0 stops it right after loading; carried:
+    as a run that goes on with another build."""
     config = Config(input_dir=None, output_dir=out_root, target_argv=("prog", "@@"),
                     max_execs=max_execs, seed=2, argv=("ffuzz",))
     out = OutputDir(out_root)
     out.open(resume=True)
     campaign = Campaign(config, ex, out, FairFuzzScheduler(), PlainStatus(interval=3600),
-                        rng=random.Random(2))
+                        rng=random.Random(2), carried=carried)
     try:
         campaign.run(None)
     finally:
@@ -66,6 +69,23 @@ def test_resume_restores_hit_counts_entry_history_walk_and_counters(tmp_path) ->
     stats = out.previous_stats()
     assert int(stats["execs_done"]) == first_execs
     assert int(stats["cycles_done"]) == first.scheduler.cursor.cycle
+
+
+def test_a_run_on_another_build_counts_hits_again_even_in_a_map_of_the_same_size(
+        tmp_path) -> None:
+    """A lean build numbers the branches otherwise, often in a map of the same size: the
+    hit counts and the branches each entry was aimed at, saved by map index, would name
+    other branches there."""
+    first_ex = FakeExecutor()
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), first_ex, b"\x01\x02\x01", 5000)
+    assert first.scheduler.state()["aimed"]
+    ex = FakeExecutor()
+    again = resume_campaign(out.root.parent, ex, carried=CarriedFocuses(FocusCache(), {}))
+    counted_once = np.zeros_like(ex.hits)
+    for entry in again.queue:
+        counted_once[FakeExecutor.edges(entry.data)] += 1
+    assert np.array_equal(ex.hits, counted_once) and not np.array_equal(ex.hits, first_ex.hits)
+    assert not again.scheduler.state()["aimed"]
 
 
 def test_entries_saved_after_the_last_state_are_finds_of_their_parent(tmp_path) -> None:
