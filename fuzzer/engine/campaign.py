@@ -182,7 +182,7 @@ class Campaign:
 
     def focuses_to_carry(self) -> CarriedFocuses:
         """This run's focuses, for the next run on another build to renumber."""
-        return CarriedFocuses(self.focuses, {entry.id: entry.edges for entry in self.queue})
+        return CarriedFocuses.of(self.focuses, self.queue)
 
     def retire_labels(self) -> None:
         """Retire the labels that are due (retire.py): between two entries, and between two

@@ -12,9 +12,9 @@ turns to come.
 A lean rebuild (lean.py) numbers the program's edges anew, and the campaign goes on with it
 as a new run over the same queue: kept by map index, every mask would be made again (on
 cJSON's harness 7 of a 60 s campaign's seconds).  So the focuses go on to the next run,
-renumbered: a branch is known in the new numbering by the queue entries that hit it, where
-exactly one branch of each numbering is hit by exactly those entries (``renumbering``); the
-focuses of the others are dropped.
+renumbered: a branch is known in the new numbering by the queue entries that hit it, matched
+in map order where several are hit by the same entries (``renumbering``); the focuses of
+branches without a match are dropped.
 """
 from __future__ import annotations
 
@@ -103,9 +103,18 @@ class CarriedFocuses:
     cache: FocusCache
     edges: dict[int, np.ndarray]  # entry id -> map indices it hit
 
+    @classmethod
+    def of(cls, cache: FocusCache, queue: Iterable[QueueEntry]) -> CarriedFocuses:
+        """``cache`` with the branches ``queue``'s entries hit in this build."""
+        return cls(cache, edges_by_entry(queue))
+
     def renumbered_for(self, queue: Iterable[QueueEntry]) -> FocusCache:
         """The focuses for ``queue``, its entries calibrated on the new build."""
-        return self.cache.renumbered(self.edges, {entry.id: entry.edges for entry in queue})
+        return self.cache.renumbered(self.edges, edges_by_entry(queue))
+
+
+def edges_by_entry(queue: Iterable[QueueEntry]) -> dict[int, np.ndarray]:
+    return {entry.id: entry.edges for entry in queue}
 
 
 def renumbering(before: Mapping[int, np.ndarray], after: Mapping[int, np.ndarray]) -> dict[int, int]:
