@@ -6,13 +6,16 @@ byte before it counts: once the campaign sets that byte, the label never writes 
 again, in the running forkserver, its batches and every later child, with no Python per
 execution. Between queue entries the campaign retires the labels its queue has covered and
 that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
-label few inputs hit is a rare branch, the target FairFuzz exists for, so it keeps counting
-until a selection aimed at it (a minute at most), or until it is hit as often as a common
-edge; ``first`` retires on cover): they leave FairFuzz's rarity computation (a label that no
-longer counts would look rarer and rarer), and their coverage stays recorded in the virgin
-map, the queue entries and every report. Rarity alone cannot say when: FairFuzz's cutoff
-follows the least hit branch, which a new edge brings back to 1, so nearly every covered
-label is above it at some moment long before it was ever aimed at. A target without ffcc's
+label was a rare branch when covered, the target FairFuzz exists for, so it keeps counting
+until a selection aimed at it, which the scheduler gives it before any other target of an
+entry that hits it (scheduler.turn_due), or for a minute at most; ``first`` retires on
+cover): they leave FairFuzz's rarity computation (a label that no longer counts would look
+rarer and rarer), and their coverage stays recorded in the virgin map, the queue entries and
+every report. Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch,
+which a new edge brings back to 1, so nearly every covered label is above it at some moment
+long before it was ever aimed at; nor can how common a label is (hit by more inputs than the
+median edge: most labels of expat's harness within seconds), which took 96% of them out
+before their turn. A target without ffcc's
 runtime (AFL++'s) never maps the segment, and every label of a target that does not find it
 counts.
 
@@ -72,18 +75,10 @@ HOT_CLASSES = 0x40 | 0x80
 HOT_GRACE = 20.0
 
 
-def common_level(edge_hits: np.ndarray) -> float:
-    """The hit count of a common branch: the median over the covered edges.  FairFuzz's
-    cutoff (a power of two at least the least hit count) reaches it only once nearly every
-    branch is hit as often, so a label above it is no target for a long while."""
-    covered = edge_hits[edge_hits > 0]
-    return float(np.median(covered)) if len(covered) else 0.0
-
-
 class RetirePolicy(Enum):
     """--retire: when a covered label stops counting; the values are the option's spellings."""
 
-    RARE = "rare"    # once covered and it had its turn as a FairFuzz target (or is common)
+    RARE = "rare"    # once covered and it had its turn as a FairFuzz target
     FIRST = "first"  # once the queue covers it
     STALL = "stall"  # as RARE, and every label left once none was covered for STALL_SECONDS
     NEVER = "never"
@@ -143,16 +138,15 @@ class Retirement:
         """Ids of the labels the queue covered, retired or not."""
         return set(self._ids[self._seen].tolist())
 
-    def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None,
+    def retire_covered(self, virgin: np.ndarray,
                        targeted: np.ndarray | None = None) -> np.ndarray:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
         and, under ``rare`` and ``stall``, that have had their turn as a FairFuzz target
         (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
-        and then covering is enough), waited TURN_WINDOW seconds for it, or are common:
-        ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
-        hitting them than the median covered edge.  Whatever the policy, the covered labels of
-        a hot site, and where gates can skip the site, its uncovered ones once it has been hot
-        for HOT_GRACE seconds (elsewhere retiring them would save nothing).  Under
+        and then covering is enough) or waited TURN_WINDOW seconds for it.  Whatever the
+        policy, the covered labels of a hot site, and where gates can skip the site, its
+        uncovered ones once it has been hot for HOT_GRACE seconds (elsewhere retiring them
+        would save nothing).  Under
         ``stall``, every label left once none was covered for long.  The map indices of those
         retired now."""
         start = self.labels.region_start(len(virgin))
@@ -163,12 +157,11 @@ class Retirement:
         first = covered & ~self._seen
         hot = self._hot(classes, now)
         newly = covered
-        if self._while_rare and hits is not None and targeted is not None and covered.any():
+        if self._while_rare and targeted is not None and covered.any():
             self._covered_at[first] = now
             had_turn = np.isin(self._label_indices, targeted)
-            common = hits[self._label_indices] > common_level(hits[:start])
             waited = now - self._covered_at >= TURN_WINDOW
-            newly = covered & (had_turn | common | waited | hot)
+            newly = covered & (had_turn | waited | hot)
         given_up_hot = hot & self._gated & (classes == 0xFF) & ~self.retired \
             & (now - self._hot_since[self._site] >= HOT_GRACE)
         newly = newly | given_up_hot
