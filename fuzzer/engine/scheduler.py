@@ -303,7 +303,6 @@ class FairFuzzScheduler(Scheduler):
         self.aimed: dict[int, set[int]] = {}  # entry id -> the targets it was fuzzed towards
         self._targeted = np.zeros(0, np.int64)  # every target aimed at, from any entry
         self._selected_in_cycle = False
-        self._turn_given = False  # the last selection was a label's turn (turn_due)
 
     def state(self) -> dict[str, Any]:
         return {**super().state(), "cutoff_shift": self.cutoff_shift,
@@ -337,10 +336,7 @@ class FairFuzzScheduler(Scheduler):
             hits = hits.copy()
             hits[np.fromiter(self.blacklist, np.int64)] = 0
         cutoffs = self.cutoffs(hits, labels_from)
-        # a label's turn takes every other selection at most: on libpng's harness, which
-        # covers labels faster than it selects, turns would take them all
-        labels_from = len(hits) if self._turn_given else cutoffs.labels_from
-        due = turn_due(hits, labels_from, self._targeted)
+        due = turn_due(hits, cutoffs.labels_from, self._targeted)
         return lambda entry, queue, cycle, rng: self._choose(entry, queue, hits, cutoffs, due,
                                                              cycle, rng)
 
@@ -365,7 +361,6 @@ class FairFuzzScheduler(Scheduler):
         if target not in self._targeted:
             self._targeted = np.append(self._targeted, target)
         self._selected_in_cycle = True
-        self._turn_given = bool(len(waiting))
         return Selection(entry, target=target, use_mask=self.use_mask,
                          rarest=rarest(entry.edges, hits, cutoffs, MASKS_PER_PROBE + 1))
 
