@@ -188,7 +188,8 @@ class Campaign:
         """Retire the labels that are due (retire.py): between two entries, and between two
         entries of input-to-state, which runs every entry added since its last turn in one go
         (on LAVA-M's md5sum, nine entries took most of a 120 s campaign)."""
-        self.labels.retire_covered(self.queue, self.executor.virgin(), self.scheduler.targeted())
+        self.labels.retire_covered(self.queue, self.executor.virgin(), self.queue_hits,
+                                   self.scheduler.targeted())
 
     def queue_hits(self) -> np.ndarray:
         """FairFuzz's rarity input: this instance's hit counts plus, in a sync directory,

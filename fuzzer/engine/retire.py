@@ -9,13 +9,14 @@ that have had their turn as a FairFuzz target (``--retire rare``, the default: a
 label was a rare branch when covered, the target FairFuzz exists for, so it keeps counting
 until a selection aimed at it, which the scheduler gives it before any other target of an
 entry that hits it (scheduler.turn_due), or for a minute at most; ``first`` retires on
-cover): they leave FairFuzz's rarity computation (a label that no longer counts would look
+cover; a common label, one hit by more inputs than the median edge, waits ten seconds at
+most): they leave FairFuzz's rarity computation (a label that no longer counts would look
 rarer and rarer), and their coverage stays recorded in the virgin map, the queue entries and
 every report. Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch,
 which a new edge brings back to 1, so nearly every covered label is above it at some moment
-long before it was ever aimed at; nor can how common a label is (hit by more inputs than the
-median edge: most labels of expat's harness within seconds), which took 96% of them out
-before their turn. A target without ffcc's
+long before it was ever aimed at; nor can how common a label is, at once (most labels of
+expat's harness are common within seconds: retiring them then took 96% of them out before
+their turn). A target without ffcc's
 runtime (AFL++'s) never maps the segment, and every label of a target that does not find it
 counts.
 
@@ -64,6 +65,12 @@ STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases
 # selection is slow (libpng's harness: 2 a second, 2,810 labels covered in 150 s) the turns
 # never all come, and a label waiting costs every execution that runs it.
 TURN_WINDOW = 60.0
+# How long a common label (hit by more inputs than the median covered edge) waits for its turn:
+# it costs in most runs, and where labels are covered faster than selections come (libpng's
+# harness) most would wait the whole TURN_WINDOW compiled in.  10 s gave libpng's harness 25%
+# more executions in 120 s and cJSON's 30%, with as many labels found, and left most labels
+# of expat's and cJSON's their turn (docs/LABELS.md, Retirement).
+COMMON_GRACE = 10.0
 # The hit-count classes (AFL's buckets, as the virgin map keeps them) of a label that counted
 # 32 or more times in one run (32-127, 128 and more): its site is hot.  With 128 and more only,
 # the sites that run 32-127 times a run held 90% of what cJSON's lean builds still evaluated
@@ -75,10 +82,16 @@ HOT_CLASSES = 0x40 | 0x80
 HOT_GRACE = 20.0
 
 
+def common_level(edge_hits: np.ndarray) -> float:
+    """The hit count of a common branch: the median over the covered edges."""
+    covered = edge_hits[edge_hits > 0]
+    return float(np.median(covered)) if len(covered) else 0.0
+
+
 class RetirePolicy(Enum):
     """--retire: when a covered label stops counting; the values are the option's spellings."""
 
-    RARE = "rare"    # once covered and it had its turn as a FairFuzz target
+    RARE = "rare"    # once covered and it had its turn as a FairFuzz target (or waited)
     FIRST = "first"  # once the queue covers it
     STALL = "stall"  # as RARE, and every label left once none was covered for STALL_SECONDS
     NEVER = "never"
@@ -138,12 +151,14 @@ class Retirement:
         """Ids of the labels the queue covered, retired or not."""
         return set(self._ids[self._seen].tolist())
 
-    def retire_covered(self, virgin: np.ndarray,
+    def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None,
                        targeted: np.ndarray | None = None) -> np.ndarray:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
         and, under ``rare`` and ``stall``, that have had their turn as a FairFuzz target
         (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
-        and then covering is enough) or waited TURN_WINDOW seconds for it.  Whatever the
+        and then covering is enough) or waited TURN_WINDOW seconds for it, COMMON_GRACE if
+        ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
+        hitting them than the median covered edge.  Whatever the
         policy, the covered labels of a hot site, and where gates can skip the site, its
         uncovered ones once it has been hot for HOT_GRACE seconds (elsewhere retiring them
         would save nothing).  Under
@@ -157,10 +172,11 @@ class Retirement:
         first = covered & ~self._seen
         hot = self._hot(classes, now)
         newly = covered
-        if self._while_rare and targeted is not None and covered.any():
+        if self._while_rare and hits is not None and targeted is not None and covered.any():
             self._covered_at[first] = now
             had_turn = np.isin(self._label_indices, targeted)
-            waited = now - self._covered_at >= TURN_WINDOW
+            common = hits[self._label_indices] > common_level(hits[:start])
+            waited = now - self._covered_at >= np.where(common, COMMON_GRACE, TURN_WINDOW)
             newly = covered & (had_turn | waited | hot)
         given_up_hot = hot & self._gated & (classes == 0xFF) & ~self.retired \
             & (now - self._hot_since[self._site] >= HOT_GRACE)

@@ -254,7 +254,7 @@ class RecordingLabelling(Labelling):
         super().__init__()
         self.events = events
 
-    def retire_covered(self, queue, virgin, targeted) -> None:  # type: ignore[override]
+    def retire_covered(self, queue, virgin, hits, targeted) -> None:  # type: ignore[override]
         self.events.append("retire")
 
 

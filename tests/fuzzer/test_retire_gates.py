@@ -253,21 +253,29 @@ def test_gates_are_opt_in(tmp_path) -> None:
     assert NO_GATES in annotated.read_text() and "__asm__ goto" not in annotated.read_text()
 
 
-def test_a_covered_label_counts_until_its_turn_as_a_target_however_common() -> None:
-    """Under --retire rare a covered label retires once aimed at, whatever its hit count
-    (retiring the ones hit more than the median edge took 96% of expat's labels out before
-    their turn); under --retire first, or with no scheduler that aims, once covered."""
+def test_a_covered_label_counts_until_its_turn_as_a_target_or_a_common_one_shortly() -> None:
+    """Map of 32: edges 0-23 (covered edges 0-3, hit 10, 20, 30, 40 times: median 25),
+    labels 24-27, all covered; 26 was a target, 27 is hit more often than the median edge.
+    Under --retire rare 26 retires at once and 27 after COMMON_GRACE (the others wait
+    TURN_WINDOW); under --retire first, or with no scheduler that aims, all once covered."""
     labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
-    virgin = np.full(32, 0xFE, np.uint8)  # map of 32, labels 24-27: each hit once by some run
-    for policy, targeted, retired in ((RetirePolicy.RARE, [26], [26]),
-                                      (RetirePolicy.RARE, None, [24, 25, 26, 27]),
-                                      (RetirePolicy.FIRST, [26], [24, 25, 26, 27])):
-        retirement = Retirement.for_target(policy, labels)
-        assert retirement is not None
+    virgin = np.full(32, 0xFE, np.uint8)  # each hit once by some run: no hot site
+    hits = np.zeros(32, np.uint32)
+    hits[:4] = (10, 20, 30, 40)
+    hits[24:28] = (1, 25, 3, 26)
+    now = [0.0]
+    for policy, targeted, at_once, later in ((RetirePolicy.RARE, [26], [26], [27]),
+                                             (RetirePolicy.RARE, None, [24, 25, 26, 27], []),
+                                             (RetirePolicy.FIRST, [26], [24, 25, 26, 27], [])):
+        now[0] = 0.0
+        retirement = Retirement(labels, clock=lambda: now[0],
+                                while_rare=policy is RetirePolicy.RARE)
         try:
             aimed = None if targeted is None else np.array(targeted, np.int64)
-            assert list(retirement.retire_covered(virgin, aimed)) == retired, \
+            assert list(retirement.retire_covered(virgin, hits, aimed)) == at_once, \
                 (policy, targeted)
+            now[0] = retire.COMMON_GRACE
+            assert list(retirement.retire_covered(virgin, hits, aimed)) == later
         finally:
             retirement.close()
 
@@ -300,18 +308,18 @@ def test_a_covered_label_waits_a_minute_at_most_for_its_turn() -> None:
     now = [0.0]
     retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
     try:
-        virgin = np.full(32, 0xFF, np.uint8)
-        virgin[[0, 24]] = (0, 0xFE)  # label 24 hit once in a run: not hot
+        virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
+        virgin[[0, 24]], hits[[0, 24]] = (0, 0xFE), (9, 1)  # label 24 hit once: not hot
         nobody = np.zeros(0, np.int64)
-        assert list(retirement.retire_covered(virgin, nobody)) == []
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == []
         now[0] = 30.0
-        virgin[25] = 0xFE
-        assert list(retirement.retire_covered(virgin, nobody)) == []
+        virgin[25], hits[25] = 0xFE, 1
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == []
         now[0] = retire.TURN_WINDOW
-        assert list(retirement.retire_covered(virgin, nobody)) == [24], \
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [24], \
             "the label covered at 0 waited long enough; the one covered at 30 s waits on"
         now[0] = 30.0 + retire.TURN_WINDOW
-        assert list(retirement.retire_covered(virgin, nobody)) == [25]
+        assert list(retirement.retire_covered(virgin, hits, nobody)) == [25]
     finally:
         retirement.close()
 
@@ -331,15 +339,16 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
         now[0] = 0.0
         retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
         try:
-            virgin = np.full(32, 0xFF, np.uint8)
-            virgin[0] = 0
+            virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
+            virgin[0], hits[0] = 0, 9
             virgin[16:20] = (0xFF & ~0x40, 0xFE, 0xFF, 0xFE)  # 16 counted 32-127, 18 uncovered
+            hits[[16, 17, 19]] = 1
             nobody = np.zeros(0, np.int64)
-            assert list(retirement.retire_covered(virgin, nobody)) == [16, 17]
+            assert list(retirement.retire_covered(virgin, hits, nobody)) == [16, 17]
             assert retirement.hot_ids() == {0, 1, 2} and retirement.retired_uncovered(virgin) == 0
             now[0] = retire.HOT_GRACE
             given_up = [18] if gated else []
-            assert list(retirement.retire_covered(virgin, nobody)) == given_up, \
+            assert list(retirement.retire_covered(virgin, hits, nobody)) == given_up, \
                 "given up where the gate then closes; label 19's site is not hot"
             assert retirement.retired_uncovered(virgin) == len(given_up)
             assert retirement.closed_now == (1 if gated else 0)
