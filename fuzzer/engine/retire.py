@@ -8,17 +8,16 @@ execution. Between queue entries the campaign retires the labels its queue has c
 that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
 label was a rare branch when covered, the target FairFuzz exists for, so it keeps counting
 until a selection aimed at it, which the scheduler gives it before any other target of an
-entry that hits it (scheduler.turn_due), or for a minute at most; ``first`` retires on
-cover; a common label, one hit by more inputs than the median edge, waits ten seconds at
-most): they leave FairFuzz's rarity computation (a label that no longer counts would look
-rarer and rarer), and their coverage stays recorded in the virgin map, the queue entries and
-every report. Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch,
-which a new edge brings back to 1, so nearly every covered label is above it at some moment
-long before it was ever aimed at; nor can how common a label is, at once (most labels of
-expat's harness are common within seconds: retiring them then took 96% of them out before
-their turn). A target without ffcc's
-runtime (AFL++'s) never maps the segment, and every label of a target that does not find it
-counts.
+entry that hits it (scheduler.turn_due), or for a minute at most (ten seconds if it is
+common, hit by more inputs than the median edge); ``first`` retires on cover): they leave
+FairFuzz's rarity computation (a label that no longer counts would look rarer and rarer),
+and their coverage stays recorded in the virgin map, the queue entries and every report.
+Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch, which a new
+edge brings back to 1, so nearly every covered label is above it at some moment long before
+it was ever aimed at; nor can how common a label is, at once (most labels of expat's harness
+are common within seconds: retiring them then took 96% of them out before their turn). A
+target without ffcc's runtime (AFL++'s) never maps the segment, and every label of a target
+that does not find it counts.
 
 Once every label of a site is retired, the campaign also sets the retirement byte of the
 site's gate (labels.py), and a build whose gates are compiled in (clang on x86-64,
@@ -158,10 +157,9 @@ class Retirement:
         (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
         and then covering is enough) or waited TURN_WINDOW seconds for it, COMMON_GRACE if
         ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
-        hitting them than the median covered edge.  Whatever the
-        policy, the covered labels of a hot site, and where gates can skip the site, its
-        uncovered ones once it has been hot for HOT_GRACE seconds (elsewhere retiring them
-        would save nothing).  Under
+        hitting them than the median covered edge.  Whatever the policy, the covered labels
+        of a hot site, and where gates can skip the site, its uncovered ones once it has been
+        hot for HOT_GRACE seconds (elsewhere retiring them would save nothing).  Under
         ``stall``, every label left once none was covered for long.  The map indices of those
         retired now."""
         start = self.labels.region_start(len(virgin))
