@@ -244,10 +244,8 @@ def run(config: Config) -> None:
             if following is None or stop.requested:
                 print(f"ffuzz: {ended.summary}", file=sys.stderr)
                 return
-            seconds = None if config.max_seconds is None \
-                else max(config.max_seconds - (time.monotonic() - started), 0.001)
-            left = None if config.max_execs is None else max(config.max_execs - execs, 1)
-            current = replace(following, max_seconds=seconds, max_execs=left)
+            current = replace(following, seconds_spent=time.monotonic() - started,
+                              execs_spent=execs)
 
 
 def _next_run(config: Config, labelled: Config | None, current: Config,
@@ -337,7 +335,8 @@ def run_once(config: Config, opening: str | None = None, stop: StopNote | None =
             campaign = Campaign(config, executor, outdir, make_scheduler(config), status,
                                 Labelling(current(), current, retirement, lean),
                                 cmplog=cmplog, peers=peers, stop=stop, carried=carried)
-            with wake_at(config.max_seconds):
+            with wake_at(None if config.max_seconds is None
+                         else max(config.max_seconds - config.seconds_spent, 0.001)):
                 campaign.run(seeds)
             return Ended(campaign.phases.over, executor.counters().execs, campaign.lean_ready,
                          ending(campaign, outdir), campaign.focuses_to_carry())

@@ -381,9 +381,11 @@ class Campaign:
             self.ended_by = "a lean build is ready"
         elif cfg.env.bench_until_crash and self.progress.saved_crashes:
             self.ended_by = "first crash (AFL_BENCH_UNTIL_CRASH)"
-        elif cfg.max_seconds is not None and time.time() - self.progress.started >= cfg.max_seconds:
+        elif cfg.max_seconds is not None \
+                and cfg.seconds_spent + time.time() - self.progress.started >= cfg.max_seconds:
             self.ended_by = f"time limit (-V {cfg.max_seconds:g})"
-        elif cfg.max_execs is not None and self.executor.counters().execs >= cfg.max_execs:
+        elif cfg.max_execs is not None \
+                and cfg.execs_spent + self.executor.counters().execs >= cfg.max_execs:
             self.ended_by = f"execution limit (-E {cfg.max_execs})"
         return self.ended_by is not None
 

@@ -124,6 +124,10 @@ class Config:
     dictionaries: tuple[Path, ...] = ()
     max_seconds: float | None = None
     max_execs: int | None = None
+    # What earlier runs of this campaign (phase 1, the build before a lean rebuild) used of
+    # -V and -E: a run stops at the user's limits counted from the campaign's start.
+    seconds_spent: float = 0.0
+    execs_spent: int = 0
     seed: int = 0
     schedule: Schedule = Schedule.FAIRFUZZ  # -p
     deterministic: bool = False     # -D

@@ -104,6 +104,19 @@ def test_a_campaign_goes_on_with_its_lean_build_and_resumes_on_it(tmp_path) -> N
         "a lean build of labels the target no longer has is not resumed on"
 
 
+def test_the_users_limits_hold_across_lean_builds_and_end_the_campaign(tmp_path) -> None:
+    """-E counts the executions of every build the campaign ran, and the last line names the
+    limit the user gave, not what was left of it when the last build began."""
+    full, out, limit = project_build(tmp_path), tmp_path / "out", 40_000
+    done = subprocess.run(["ffuzz", "-i", str(SEEDS), "-o", str(out), "-E", str(limit), "--seed",
+                           "3", "--rebuild-retired", "0", "--", str(full), "@@"],
+                          capture_output=True, text=True, timeout=300, env=ffuzz_env())
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "going on with" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"ffuzz: stopped by execution limit (-E {limit})")
+    assert limit <= int(read_stats(out)["execs_done"]) < limit * 1.1
+
+
 def test_a_campaign_on_a_drop_in_build_goes_on_with_its_lean_build(tmp_path) -> None:
     """A drop-in build (an object, then a link, as make runs them) is rebuilt from the runs
     its units and link recorded (instrument/relink.py)."""
