@@ -52,7 +52,6 @@ class LabelSettings:
     macros: tuple[str, ...]  # predefined for the parse (toolchain.predefined_macros)
     branch_free: bool = True  # labels for ffcc's runtime, else branches for a foreign fuzzer
     gates: bool = False  # --label-gates: retired sites skip their label code (branch-free only)
-    comparisons_logged: bool = False  # --cmplog: label comparisons stay C comparisons
     labels_required: bool = False  # a unit that cannot have labels fails the command
     retired: frozenset[tuple[str, int]] = frozenset()  # (file, position): compiled to nothing
     keep_dir: str | None = None  # --keep-annotated: a copy of every annotated unit goes here
@@ -135,7 +134,7 @@ class LabelBuilder:
                                      unit_db(uid, source.path, records, settings.invocation),
                                      lambda db_file: preamble(
                                          uid, source.path, records, db_file,
-                                         settings.branch_free, settings.comparisons_logged)
+                                         settings.branch_free)
                                      + result.text)
         counts: dict[str, int] = {}
         for label in result.labels:

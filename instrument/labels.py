@@ -411,14 +411,15 @@ def unit_db(uid: int, source: str, records: list[UnitLabel],
 
 
 def preamble(uid: int, source: str, records: list[UnitLabel], db_file: str,
-             branch_free: bool = True, comparisons_logged: bool = False) -> str:
+             branch_free: bool = True) -> str:
     """The C text put in front of an annotated unit, ending with ``#line 1`` back to the
     source as the compiler was given it (so __FILE__ and diagnostics are unchanged);
     ``__BASE_FILE__`` is the source's name too.  ``branch_free``: labels for ffcc's runtime;
-    else branches, for a foreign fuzzer.  ``comparisons_logged`` (``--cmplog``): a group of
-    comparisons stays C comparisons, which the comparison log records (they are the values
-    that decide the labels).  Sites are behind gates when the records name
-    them (``--label-gates``).  A source that includes itself (MPFR's tcmp_ui.c, inside
+    else branches, for a foreign fuzzer.  A group of comparisons is an asm statement under
+    ``--cmplog`` too, out of the comparison log: input-to-state would try their operands
+    again, or derived values, for no label more (bench/RESULTS.md, "Label comparisons out
+    of the comparison log").  Sites are behind gates when the records name them
+    (``--label-gates``).  A source that includes itself (MPFR's tcmp_ui.c, inside
     ``main``) finds the annotated copy, next to which it is compiled: the copy's own
     definitions are guarded, so they come once, at file scope.  ``db_file`` holds the unit's
     ``unit_db`` text, which the assembler copies into the object."""
@@ -437,8 +438,7 @@ def preamble(uid: int, source: str, records: list[UnitLabel], db_file: str,
         f"#define __FFCC_GATE_SLOT(g) ({UNIT_HEADER_SIZE + count} + (g))\n"
         + TEMP_DEFINITION + (COUNT_FORM if branch_free else BRANCH_FORM)
         + (GATE_FORM if branch_free and gate_bytes else NO_GATES)
-        + _label_macros(records, GROUP_FORM if branch_free and not comparisons_logged
-                        else GROUPS_AS_LABELS)
+        + _label_macros(records, GROUP_FORM if branch_free else GROUPS_AS_LABELS)
         + labeldb_incbin(db_file) +
         "#endif\n"
         f"#line 1 {json.dumps(source)}\n")

@@ -144,10 +144,12 @@ int main(int argc, char **argv) {
 
 
 @pytest.mark.skipif(not have("clang"), reason="labels need clang")
-def test_label_predicates_are_logged_too(tmp_path):
+def test_label_comparisons_stay_out_of_the_log(tmp_path):
+    """A label group compares the program's own operands again (ROR on ``t >= 1234`` asks
+    ``t > 1234``, ``t == 1234``, ...): logged, input-to-state would try the same
+    replacements once per label.  The labelled build logs 1234 where the plain one does."""
     source = tmp_path / "t.c"
     source.write_text(LABELLED)
-    (tmp_path / "input").write_text("77")
 
     def sites_with_1234(*options: str, name: str) -> int:
         ffcc(*options, "-o", f"{tmp_path / name}/", str(source))
@@ -156,8 +158,8 @@ def test_label_predicates_are_logged_too(tmp_path):
                                                          int.from_bytes(r.v1, "little"))})
 
     plain = sites_with_1234("--cmplog", name="plain")
-    labelled = sites_with_1234("--cmplog", "--mcc", "--wm", name="labelled")
-    assert plain >= 1 and labelled > plain
+    assert plain >= 1
+    assert sites_with_1234("--cmplog", "--mcc", "--wm", name="labelled") == plain
 
 
 def test_plan_wraps_routines_and_adds_trace_cmp():
