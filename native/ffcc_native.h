@@ -178,6 +178,10 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len,
 int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len,
                     uint32_t timeout_ms, int *status);
 
+/* Whether the trace the last single run left, which ended in status (a crash or
+ * a hang, else 0), is new to that fault's virgin map, which it then joins. */
+int ffcc_last_fault_is_new(ffcc_engine *e, int status);
+
 /* Run (a slice of) a stage; see FFCC_STOP_*.  A crash outside every case of a
  * batch (a persistent child that crashes at exit, armed by an earlier case) is
  * reported as FFCC_STOP_CRASH of the case that reproduces it alone. */

@@ -341,16 +341,23 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ru
     return out->status;
 }
 
+/* Called per crash and hang input-to-state runs into, and per saved one on
+ * resume (ffcc_note_fault). */
+int ffcc_last_fault_is_new(ffcc_engine *e, int status)
+{
+    if (status != FFCC_RUN_CRASH && status != FFCC_RUN_TIMEOUT) return 0;
+    ffcc_simplify(e->fsrv.trace, e->fsrv.map_size);
+    uint8_t *virgin = status == FFCC_RUN_CRASH ? e->maps.virgin_crash : e->maps.virgin_hang;
+    return ffcc_has_new_bits(e->fsrv.trace, virgin, e->fsrv.map_size);
+}
+
 /* Called per saved crash and hang on resume. */
 int ffcc_note_fault(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t timeout_ms,
                     int *status)
 {
     int sig;
     *status = ffcc_run_once(e, buf, len, timeout_ms, &sig);
-    if (*status != FFCC_RUN_CRASH && *status != FFCC_RUN_TIMEOUT) return 0;
-    ffcc_simplify(e->fsrv.trace, e->fsrv.map_size);
-    uint8_t *virgin = *status == FFCC_RUN_CRASH ? e->maps.virgin_crash : e->maps.virgin_hang;
-    return ffcc_has_new_bits(e->fsrv.trace, virgin, e->fsrv.map_size);
+    return ffcc_last_fault_is_new(e, *status);
 }
 
 /* Called once per trim. */

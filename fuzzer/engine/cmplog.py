@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+import numpy as np
+
 from ffcc.fuzzer.engine.config import CmplogTarget, Config
 from ffcc.fuzzer.engine.dictionary import solved_tokens
 from ffcc.fuzzer.engine.executor import (
@@ -117,7 +119,7 @@ class CaseRunner(Protocol):
 
     def calibrate(self, data: bytes, runs: int, count_hits: bool) -> Calibration: ...
 
-    def fault_is_new(self, data: bytes) -> bool: ...
+    def last_fault_is_new(self, status: RunStatus) -> bool: ...
 
     def add_tokens(self, tokens: list[bytes]) -> None: ...
 
@@ -197,7 +199,7 @@ class _Probe:
                               edges=cal.edges) if cal.new_bits else None
             return Outcome(cal.checksum, finding)
         fault = FAULTS.get(cal.status)
-        if fault is not None and self.runner.fault_is_new(data):
+        if fault is not None and self.runner.last_fault_is_new(cal.status):
             return Outcome(None, Finding(fault, data, signal=cal.signal))
         return Outcome(None, None)
 
@@ -239,24 +241,54 @@ class Candidate:
     token: bytes | None  # the operand it writes, for the dictionary
 
 
-def _occurrences(data: bytes, needle: bytes) -> Iterator[int]:
-    at = data.find(needle)
-    while at != -1:
-        yield at
-        at = data.find(needle, at + 1)
+@dataclass(frozen=True)
+class _Places:
+    """The entry and its colorized copy as arrays, made once per entry: a short operand (a
+    zero byte, a one) sits at hundreds of places of a binary input, for each of hundreds of
+    comparisons, so places are found and judged a whole array at a time."""
+
+    original: np.ndarray
+    colored: np.ndarray
+    free_before: np.ndarray  # how many bytes before each index colorization freed
+
+    @classmethod
+    def of(cls, original: bytes, colorized: Colorized) -> _Places:
+        free = np.frombuffer(bytes(colorized.free), dtype=np.uint8).astype(np.int64)
+        return cls(np.frombuffer(original, dtype=np.uint8),
+                   np.frombuffer(colorized.data, dtype=np.uint8),
+                   np.concatenate(([0], np.cumsum(free))))
 
 
-def _flowing(original: bytes, colorized: Colorized, pattern: bytes,
-             color_pattern: bytes | None, shown_only: bool = False) -> Iterator[int]:
-    """Where ``pattern`` sits in ``original`` and the bytes flow into the comparison: where
+def _sitting(data: np.ndarray, pattern: bytes) -> np.ndarray:
+    """Every place ``pattern`` starts at in ``data``, overlapping ones too, in order."""
+    if len(pattern) > len(data):
+        return np.zeros(0, dtype=np.intp)
+    at = np.flatnonzero(data[:len(data) - len(pattern) + 1] == pattern[0])
+    for offset, byte in enumerate(pattern[1:], 1):
+        at = at[data[at + offset] == byte]
+    return at
+
+
+def _matching(data: np.ndarray, pattern: bytes, at: np.ndarray) -> np.ndarray:
+    """Which of the places ``at`` (each with room for it) ``pattern`` sits at."""
+    matched = np.ones(len(at), dtype=bool)
+    for offset, byte in enumerate(pattern):
+        matched &= data[at + offset] == byte
+    return matched
+
+
+def _flowing(places: _Places, pattern: bytes, color_pattern: bytes | None,
+             shown_only: bool = False) -> Iterator[int]:
+    """Where ``pattern`` sits in the entry and the bytes flow into the comparison: where
     colorization changed them, the colorized run's operand (``color_pattern``) sits at the
     same place of the colorized copy; with ``shown_only``, only such places."""
-    for at in _occurrences(original, pattern):
-        span = slice(at, at + len(pattern))
-        free = any(colorized.free[span])
-        if (free or shown_only) and (not free or colorized.data[span] != color_pattern):
-            continue
-        yield at
+    at = _sitting(places.original, pattern)
+    free = places.free_before[at + len(pattern)] > places.free_before[at]
+    shown = _matching(places.colored, color_pattern, at) \
+        if color_pattern is not None and len(color_pattern) == len(pattern) \
+        else np.zeros(len(at), dtype=bool)
+    kept = at[(free & shown) | (~free & (not shown_only))]
+    return (int(place) for place in kept)
 
 
 def candidates(original: bytes, colorized: Colorized, plain: list[CmpRecord],
@@ -264,14 +296,15 @@ def candidates(original: bytes, colorized: Colorized, plain: list[CmpRecord],
     """The input-to-state replacements of ``plain`` (the entry's comparisons), each checked
     against the colorized run's record of the same call (when it has one)."""
     twins = _pair_records(plain, colored or [])
+    places = _Places.of(original, colorized)
     distinct = {(_operands(record), _operands(twins.get(id(record)))): record
                 for record in plain}  # a loop logs the same comparison again and again
     for record in distinct.values():
         twin = twins.get(id(record))
         if record.kind == CMPLOG_INT:
-            yield from _int_candidates(original, colorized, record, twin)
+            yield from _int_candidates(original, places, record, twin)
         elif record.kind == CMPLOG_RTN:
-            yield from _string_candidates(original, colorized, record, twin)
+            yield from _string_candidates(original, places, record, twin)
 
 
 def _operands(record: CmpRecord | None) -> tuple[int, bytes, bytes, bool] | None:
@@ -303,7 +336,7 @@ def _sides(record: CmpRecord, twin: CmpRecord | None) -> Iterator[tuple[bytes, b
         yield record.v0, record.v1, twin.v0 if twin else None
 
 
-def _int_candidates(original: bytes, colorized: Colorized, record: CmpRecord,
+def _int_candidates(original: bytes, places: _Places, record: CmpRecord,
                     twin: CmpRecord | None) -> Iterator[Candidate]:
     width = len(record.v0)
     mask = (1 << (8 * width)) - 1
@@ -325,19 +358,19 @@ def _int_candidates(original: bytes, colorized: Colorized, record: CmpRecord,
                 if replacement is None:
                     continue
                 token = replacement if len(replacement) > 1 and not delta else None
-                for at in _flowing(original, colorized, pattern, color_pattern):
+                for at in _flowing(places, pattern, color_pattern):
                     yield Candidate(original[:at] + replacement + original[at + len(pattern):],
                                     token)
 
 
-def _string_candidates(original: bytes, colorized: Colorized, record: CmpRecord,
+def _string_candidates(original: bytes, places: _Places, record: CmpRecord,
                        twin: CmpRecord | None) -> Iterator[Candidate]:
     """The other string in place of the one seen: spliced in (the rest moves), and written
     over it, also with the NUL that ends a C string (the rest stays where it is)."""
     for seen, wanted, color in _sides(record, twin):
         if not seen or not wanted or seen == wanted:
             continue
-        for at in _flowing(original, colorized, seen, color, len(seen) < MIN_STRING):
+        for at in _flowing(places, seen, color, len(seen) < MIN_STRING):
             yield Candidate(original[:at] + wanted + original[at + len(seen):], wanted)
             for written in (wanted, wanted + b"\0"):
                 if at + len(written) <= len(original):

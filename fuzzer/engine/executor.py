@@ -423,12 +423,11 @@ class NativeExecutor:
                             self.timeout_ms, status)
         return RunStatus(status[0])
 
-    def fault_is_new(self, data: bytes) -> bool:
-        """Run a crashing or hanging input again: whether its trace is new to the crash or
-        hang virgin map (which it then joins), as a stage judges its children."""
-        status = ffi.new("int *")
-        return bool(lib.ffcc_note_fault(self._engine, ffi.from_buffer("uint8_t[]", data),
-                                        len(data), self.timeout_ms, status))
+    def last_fault_is_new(self, status: RunStatus) -> bool:
+        """Whether the crash or hang the last ``calibrate`` of one run ended in (``status``)
+        left a trace new to the crash or hang virgin map (which it then joins), as a stage
+        judges its children; judged on that run's trace, not a second run."""
+        return bool(lib.ffcc_last_fault_is_new(self._engine, int(status)))
 
     def branch_hits(self) -> np.ndarray:
         return self._hits

@@ -53,6 +53,22 @@ def test_crash_and_timeout_are_told_apart(targets, tmp_path) -> None:
         ex.close()
 
 
+def test_a_fault_is_judged_on_the_trace_its_run_left(targets, tmp_path) -> None:
+    """Input-to-state judges each crash it runs into without running it again."""
+    ex = executor(tmp_path, str(targets["magic"]), "@@", timeout_ms=50)
+    try:
+        crash = ex.calibrate(b"FUZZ", 1, count_hits=False).status
+        assert ex.last_fault_is_new(crash) and ex.counters().execs == 1
+        assert ex.calibrate(b"FUZZ", 1, count_hits=False).status == crash
+        assert not ex.last_fault_is_new(crash), "the first joined the crash map"
+        hang = ex.calibrate(b"aaaaH", 1, count_hits=False).status
+        assert ex.last_fault_is_new(hang) and ex.counters().execs == 3
+        assert ex.calibrate(b"aaaaa", 1, count_hits=False).status == RunStatus.OK
+        assert not ex.last_fault_is_new(RunStatus.OK)
+    finally:
+        ex.close()
+
+
 def test_stdin_input_when_there_is_no_file_argument(targets, tmp_path) -> None:
     ex = executor(tmp_path, str(targets["magic"]))
     try:
