@@ -10,9 +10,9 @@
  * returns what the real routine returns.
  *
  * Operands go into the fuzzer's segment (FFCC_ENV_CMPLOG_SHM_ID, layout in
- * ffcc_protocol.h); without it every hook returns at once.  A call site is a
- * hash of the hook's return address relative to the executable's ELF header,
- * the same in every child of one forkserver. */
+ * ffcc_protocol.h); without it every hook returns at once.  A call's site
+ * follows from the hook's return address relative to the executable's ELF
+ * header (site_of), the same in every child of one forkserver. */
 #define _GNU_SOURCE
 #include "ffcc_protocol.h"
 #include "ffcc_names.h"
@@ -38,9 +38,28 @@ __attribute__((constructor(101))) static void ffcc_cmplog_attach(void) {
   if (p != (void *)-1) table = p;
 }
 
+/* Sites tried after a call's own before it shares one. */
+#define SITE_PROBES 16
+
+/* The site the call at `address` logs at in this run: its hash's, or the first
+ * of the next SITE_PROBES that is free or its own.  Two calls sharing a site
+ * share its ring of records, and a labelled build's label code compares in hot
+ * loops: sharing with one, a comparison the program makes once lost its records
+ * (md5sum's LAVA checks, among 535 sites).  A site is free again once the
+ * fuzzer zeroes its hit count. */
 static uint32_t site_of(uintptr_t address) {
-  uint64_t off = (uint64_t)(address - (uintptr_t)__ehdr_start);
-  return (uint32_t)((off * 0x9E3779B97F4A7C15ull) >> 40) % FFCC_CMPLOG_SITES;
+  uint32_t tag = (uint32_t)(address - (uintptr_t)__ehdr_start);
+  uint32_t home = (uint32_t)(((uint64_t)tag * 0x9E3779B97F4A7C15ull) >> 40) % FFCC_CMPLOG_SITES;
+  uint32_t *hits = (uint32_t *)table, *tags = (uint32_t *)(table + FFCC_CMPLOG_TAGS_AT);
+  for (uint32_t probe = 0; probe < SITE_PROBES; probe++) {
+    uint32_t site = (home + probe) % FFCC_CMPLOG_SITES;
+    if (!hits[site]) {
+      tags[site] = tag;
+      return site;
+    }
+    if (tags[site] == tag) return site;
+  }
+  return home;
 }
 
 /* The next record of `site` (the oldest one once the site has logged

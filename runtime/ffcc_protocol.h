@@ -243,10 +243,14 @@ _Static_assert(FFCC_MODULES_SHM_SIZE == sizeof(struct ffcc_modules), "module tab
  * operands of its integer comparisons, switches and memcmp/strcmp-like calls
  * into a segment the fuzzer creates and names in FFCC_ENV_CMPLOG_SHM_ID
  * (ffcc_names.h); without it the hooks do nothing.  Layout: a uint32_t hit
- * count per call site (FFCC_CMPLOG_SITES of them, the site being a hash of
- * the call's return address), then FFCC_CMPLOG_RECORDS records per site,
- * from FFCC_CMPLOG_RECORDS_AT: the site's i-th logged call writes record
- * i % FFCC_CMPLOG_RECORDS.  The fuzzer zeroes the hit counts before a run.
+ * count per site (FFCC_CMPLOG_SITES of them), then from FFCC_CMPLOG_TAGS_AT
+ * a uint32_t per site naming the call that logs there in this run (its return
+ * address relative to the ELF header; meaningful where the hit count is not
+ * zero), then FFCC_CMPLOG_RECORDS records per site, from
+ * FFCC_CMPLOG_RECORDS_AT: the site's i-th logged call writes record
+ * i % FFCC_CMPLOG_RECORDS.  A call logs at a hash of its return address, or at
+ * the first of the next few sites that is free or its own (ffcc_cmplog.c).
+ * The fuzzer zeroes the hit counts before a run.
  * A record (struct ffcc_cmplog_record) holds both operands: an integer as
  * little-endian bytes (len0 == len1 == its width), a routine's first bytes
  * (up to FFCC_CMPLOG_OPERAND of each; a string's without its NUL). */
@@ -254,8 +258,9 @@ _Static_assert(FFCC_MODULES_SHM_SIZE == sizeof(struct ffcc_modules), "module tab
 #define FFCC_CMPLOG_RECORDS 32
 #define FFCC_CMPLOG_OPERAND 32
 #define FFCC_CMPLOG_RECORD_SIZE 72
-#define FFCC_CMPLOG_RECORDS_AT 32768
-#define FFCC_CMPLOG_SHM_SIZE 18907136
+#define FFCC_CMPLOG_TAGS_AT 32768
+#define FFCC_CMPLOG_RECORDS_AT 65536
+#define FFCC_CMPLOG_SHM_SIZE 18939904
 /* Record kinds, and flags. */
 #define FFCC_CMPLOG_INT 1
 #define FFCC_CMPLOG_RTN 2
@@ -271,7 +276,9 @@ struct ffcc_cmplog_record {
   uint32_t reserved;
 };
 _Static_assert(sizeof(struct ffcc_cmplog_record) == FFCC_CMPLOG_RECORD_SIZE, "cmplog record");
-_Static_assert(FFCC_CMPLOG_RECORDS_AT == FFCC_CMPLOG_SITES * sizeof(uint32_t), "cmplog layout");
+_Static_assert(FFCC_CMPLOG_TAGS_AT == FFCC_CMPLOG_SITES * sizeof(uint32_t), "cmplog layout");
+_Static_assert(FFCC_CMPLOG_RECORDS_AT == FFCC_CMPLOG_TAGS_AT + FFCC_CMPLOG_SITES * sizeof(uint32_t),
+               "cmplog layout");
 _Static_assert(FFCC_CMPLOG_SHM_SIZE == FFCC_CMPLOG_RECORDS_AT +
                FFCC_CMPLOG_SITES * FFCC_CMPLOG_RECORDS * FFCC_CMPLOG_RECORD_SIZE, "cmplog layout");
 

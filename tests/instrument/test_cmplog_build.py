@@ -184,3 +184,27 @@ def test_cmplog_refuses_a_foreign_compiler(tmp_path, monkeypatch):
     assert select_backend("afl-clang-fast").kind == BackendKind.FOREIGN
     with pytest.raises(FfccError, match="AFL_LLVM_CMPLOG"):
         select_backend("afl-clang-fast", cmplog=True)
+
+
+def many_sites(count: int, calls: int) -> str:
+    """A program with ``count`` comparison sites, each making ``calls`` comparisons of the
+    input's first word with a constant of its own, one site after another."""
+    sites = "".join(f"  for (int i = 0; i < {calls}; i++) hits += x + i == {0x10000 + k}u;\n"
+                    for k in range(count))
+    return ("int main(int argc, char **argv) {\n  unsigned char b[4] = {0};\n"
+            '  FILE *f = fopen(argv[1], "rb");\n  if (!f || fread(b, 1, 4, f) != 4) return 1;\n'
+            "  unsigned x, hits = 0;\n  __builtin_memcpy(&x, b, 4);\n"
+            + sites + '  printf("%u\\n", hits);\n  return 0;\n}\n')
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+def test_each_comparison_site_keeps_its_own_records(cc, tmp_path):
+    """A site that logs more than a ring of records would overwrite another's sharing its
+    slot: among 1,000 sites of 40 calls each, every site's constant is still logged."""
+    source = tmp_path / "sites.c"
+    source.write_text("#include <stdio.h>\n" + many_sites(1000, 40))
+    ffcc(f"--cc={cc}", "--cmplog", "-O0", "-o", f"{tmp_path}/build/", str(source))
+    records = logged(tmp_path / "build/sites", b"\0\0\0\0", tmp_path)
+    constants = {int.from_bytes(v, "little") for record in records if record.kind == CMPLOG_INT
+                 for v in (record.v0, record.v1)}
+    assert set(range(0x10000, 0x10000 + 1000)) <= constants
