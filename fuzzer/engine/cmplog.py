@@ -299,12 +299,22 @@ def candidates(original: bytes, colorized: Colorized, plain: list[CmpRecord],
     places = _Places.of(original, colorized)
     distinct = {(_operands(record), _operands(twins.get(id(record)))): record
                 for record in plain}  # a loop logs the same comparison again and again
-    for record in distinct.values():
+    for record in sorted(distinct.values(), key=_specificity, reverse=True):
         twin = twins.get(id(record))
         if record.kind == CMPLOG_INT:
             yield from _int_candidates(original, places, record, twin)
         elif record.kind == CMPLOG_RTN:
             yield from _string_candidates(original, places, record, twin)
+
+
+def _specificity(record: CmpRecord) -> int:
+    """How rarely a record's operands sit in an input by chance, for the order the stage
+    tries records in while its CANDIDATES last: a string, then the integer with the most
+    significant bits (a magic number before a length, a length before a truth value)."""
+    if record.kind == CMPLOG_RTN:
+        return 1 << 16
+    return max(int.from_bytes(record.v0, "little").bit_length(),
+               int.from_bytes(record.v1, "little").bit_length())
 
 
 def _operands(record: CmpRecord | None) -> tuple[int, bytes, bytes, bool] | None:

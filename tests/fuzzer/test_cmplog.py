@@ -215,6 +215,16 @@ def test_colorization_keeps_only_bytes_that_flow_into_the_comparison():
                 [CmpRecord(8, CMPLOG_RTN, b"Q", b"Z", False)]) == {b"A.Z"}
 
 
+def test_magic_numbers_are_tried_before_small_values():
+    """The stage runs out of CANDIDATES on a big entry: the comparisons whose operands sit
+    in an input least by chance come first, whatever the order of their sites."""
+    original = b"\x01\x00\x00\x00" + b"\x02" * 8 + b"\x44\x33\x22\x11"
+    small = int_record(1, 0, 4, site=1)
+    magic = int_record(0x11223344, 0xCAFEBABE, 4, site=2)
+    first = next(candidates(original, uncolored(original), [small, magic], None))
+    assert first.data == original[:12] + b"\xbe\xba\xfe\xca"
+
+
 def test_solved_operands_make_new_distinct_tokens():
     known = {b"old"}
     operands = [b"old", b"\0\0\0\0", b"\xff", b"tachyon", b"tachyon", b"\xb9\x79\x37\x9e"]
