@@ -299,22 +299,23 @@ def candidates(original: bytes, colorized: Colorized, plain: list[CmpRecord],
     places = _Places.of(original, colorized)
     distinct = {(_operands(record), _operands(twins.get(id(record)))): record
                 for record in plain}  # a loop logs the same comparison again and again
-    for record in sorted(distinct.values(), key=_specificity, reverse=True):
-        twin = twins.get(id(record))
-        if record.kind == CMPLOG_INT:
-            yield from _int_candidates(original, places, record, twin)
-        elif record.kind == CMPLOG_RTN:
-            yield from _string_candidates(original, places, record, twin)
+    runs = [(_int_candidates if record.kind == CMPLOG_INT else _string_candidates)(
+                original, places, record, twins.get(id(record)))
+            for record in distinct.values() if record.kind in (CMPLOG_INT, CMPLOG_RTN)]
+    return _in_turn(runs)
 
 
-def _specificity(record: CmpRecord) -> int:
-    """How rarely a record's operands sit in an input by chance, for the order the stage
-    tries records in while its CANDIDATES last: a string, then the integer with the most
-    significant bits (a magic number before a length, a length before a truth value)."""
-    if record.kind == CMPLOG_RTN:
-        return 1 << 16
-    return max(int.from_bytes(record.v0, "little").bit_length(),
-               int.from_bytes(record.v1, "little").bit_length())
+def _in_turn(runs: list[Iterator[Candidate]]) -> Iterator[Candidate]:
+    """One candidate of each comparison in turn while the stage's CANDIDATES last: a small
+    value sits at hundreds of places of an input, and in the order of their sites the
+    comparisons first in line took the whole budget."""
+    while runs:
+        for run in list(runs):
+            candidate = next(run, None)
+            if candidate is None:
+                runs.remove(run)
+            else:
+                yield candidate
 
 
 def _operands(record: CmpRecord | None) -> tuple[int, bytes, bytes, bool] | None:
