@@ -203,12 +203,14 @@ def build_cjson_harness(flags: tuple[str, ...] = (),
     return build_harness(h, "ffuzz", flags, name), h.seeds
 
 
-def runtime_digest() -> str:
-    """A digest of ffcc's runtime sources, for the recipes of cached ffcc builds: a build
-    linked with another runtime (another batch layout, say) would run without batches, or
-    not as this ffcc's does, so a changed runtime builds again."""
+def ffcc_digest() -> str:
+    """A digest of ffcc's runtime sources and of the code that writes labels (instrument/,
+    rewriters/), for the recipes of cached ffcc builds: a build linked with another runtime
+    (another batch layout, say) would run without batches, or not as this ffcc's does, and
+    one labelled by other code has other labels, so either change builds again."""
     files = sorted(p for p in runtime.RUNTIME_DIR.iterdir() if p.suffix in (".c", ".h"))
-    return hashlib.sha1(b"".join(p.name.encode() + b"\0" + p.read_bytes()
+    files += sorted(p for room in ("instrument", "rewriters") for p in (REPO / room).rglob("*.py"))
+    return hashlib.sha1(b"".join(str(p.relative_to(p.parents[1])).encode() + b"\0" + p.read_bytes()
                                  for p in files)).hexdigest()[:12]
 
 

@@ -73,7 +73,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench import bugstats, rivals  # noqa: E402
-from bench.fuzz_bench import ENV, WORK, campaign, execs_per_sec, runtime_digest  # noqa: E402
+from bench.fuzz_bench import ENV, WORK, campaign, execs_per_sec, ffcc_digest  # noqa: E402
 from bench.projects import COREUTILS, COREUTILS_PROGRAMS, run_step  # noqa: E402
 from ffcc.runtime.files import write_atomic  # noqa: E402
 
@@ -275,7 +275,7 @@ def build_program(prog: Program, name: str, cache: Path, trees: Trees, lint: boo
     if lint:
         recipe["lint"] = True
     if build.cc == "ffcc":
-        recipe["runtime"] = runtime_digest()
+        recipe["ffcc"] = ffcc_digest()
     stamp = tree / ".ffcc-lava-build.json"
     if stamp.exists() and json.loads(stamp.read_text())["recipe"] == recipe:
         return tree / "src" / prog.name

@@ -99,7 +99,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench import bugstats, rivals  # noqa: E402
-from bench.fuzz_bench import ENV, WORK, runtime_digest  # noqa: E402
+from bench.fuzz_bench import ENV, WORK, ffcc_digest  # noqa: E402
 from bench.lava_bench import (  # noqa: E402
     COMPARISONS,
     CONFIGS,
@@ -462,7 +462,7 @@ def build_target(target: Target, name: str, trees: Trees) -> Path:
                                  "env": dict(build.env), "common": common_flags(tree),
                                  "support": digest(CANARY_HEADER, ORACLE_MAIN)}
     if build.kind == "ffcc":
-        recipe["runtime"] = runtime_digest()
+        recipe["ffcc"] = ffcc_digest()
     stamp = out / ".ffcc-magma-build.json"
     if stamp.exists():
         record = json.loads(stamp.read_text())
