@@ -21,6 +21,7 @@ after each so that the campaign saves what it found and may stop it.
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,9 +265,7 @@ def _sitting(data: np.ndarray, pattern: bytes) -> np.ndarray:
     if len(pattern) > len(data):
         return np.zeros(0, dtype=np.intp)
     at = np.flatnonzero(data[:len(data) - len(pattern) + 1] == pattern[0])
-    for offset, byte in enumerate(pattern[1:], 1):
-        at = at[data[at + offset] == byte]
-    return at
+    return at[_matching(data, pattern, at)]
 
 
 def _matching(data: np.ndarray, pattern: bytes, at: np.ndarray) -> np.ndarray:
@@ -309,13 +308,13 @@ def _in_turn(runs: list[Iterator[Candidate]]) -> Iterator[Candidate]:
     """One candidate of each comparison in turn while the stage's CANDIDATES last: a small
     value sits at hundreds of places of an input, and in the order of their sites the
     comparisons first in line took the whole budget."""
-    while runs:
-        for run in list(runs):
-            candidate = next(run, None)
-            if candidate is None:
-                runs.remove(run)
-            else:
-                yield candidate
+    waiting = deque(runs)
+    while waiting:
+        run = waiting.popleft()
+        candidate = next(run, None)
+        if candidate is not None:
+            yield candidate
+            waiting.append(run)
 
 
 def _operands(record: CmpRecord | None) -> tuple[int, bytes, bytes, bool] | None:
