@@ -189,7 +189,7 @@ class Campaign:
         entries of input-to-state, which runs every entry added since its last turn in one go
         (on LAVA-M's md5sum, nine entries took most of a 120 s campaign)."""
         self.labels.retire_covered(self.queue, self.executor.virgin(), self.queue_hits,
-                                   self.scheduler.targeted())
+                                   self.scheduler.turns())
 
     def queue_hits(self) -> np.ndarray:
         """FairFuzz's rarity input: this instance's hit counts plus, in a sync directory,

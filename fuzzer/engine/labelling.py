@@ -37,16 +37,17 @@ class Labelling:
             self.map = self.current()
 
     def retire_covered(self, queue: Queue, virgin: np.ndarray,
-                       hits: Callable[[], np.ndarray], targeted: np.ndarray | None) -> None:
-        """Retire the labels the queue covers and, unless --retire first, that had their turn
-        as a target (``targeted``, the scheduler's) or waited for it long enough, which is
-        shorter for a common label by ``hits()`` (FairFuzz's rarity input).  The checksum of
+                       hits: Callable[[], np.ndarray], turns: np.ndarray | None) -> None:
+        """Retire the labels the queue covers and, unless --retire first, that are done as
+        targets (``turns``, the scheduler's selections per map index; retire.py) or waited
+        for their turn long enough, which is shorter for a common label by ``hits()``
+        (FairFuzz's rarity input).  The checksum of
         an entry that hit one no longer describes its trace, nor, once a site's gate closed,
         that of any entry that ran the site (its label code's edges stop too; which entries
         did, no trace says): checksum_of takes it again when it is next needed."""
         if self.retirement is None:
             return
-        retired = self.retirement.retire_covered(virgin, hits(), targeted)
+        retired = self.retirement.retire_covered(virgin, hits(), turns)
         if not len(retired):
             return
         if self.retirement.closed_now > 0:

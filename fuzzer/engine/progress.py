@@ -147,8 +147,8 @@ def snapshot(progress: Progress, executor: Executor, queue: Queue, scheduler: Sc
     selection = progress.current
     totals = progress.totals(counters, executor.timeout_ms)
     stalled = scheduler.cursor.stalled_cycles
-    targeted = scheduler.targeted()
-    aimed = targeted if targeted is not None else np.zeros(0, np.int64)
+    turns = scheduler.turns()
+    aimed = np.flatnonzero(turns) if turns is not None else np.zeros(0, np.int64)
     return Snapshot(
         start_time=int(progress.started) - progress.earlier.run_time, now=int(now),
         run_time=totals.run_time, cycles_done=scheduler.cursor.cycle, cycles_wo_finds=stalled,

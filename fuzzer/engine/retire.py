@@ -5,11 +5,12 @@ The fuzzer offers the target a shared-memory segment laid out as the label regio
 byte before it counts: once the campaign sets that byte, the label never writes its slot
 again, in the running forkserver, its batches and every later child, with no Python per
 execution. Between queue entries the campaign retires the labels its queue has covered and
-that have had their turn as a FairFuzz target (``--retire rare``, the default: a covered
-label was a rare branch when covered, the target FairFuzz exists for, so it keeps counting
-until a selection aimed at it, which the scheduler gives it before any other target of an
-entry that hits it (scheduler.turn_due), or for a minute at most (ten seconds if it is
-common, hit by more inputs than the median edge); ``first`` retires on cover): they leave
+that are done as FairFuzz targets (``--retire rare``, the default: a covered label was a rare
+branch when covered, the target FairFuzz exists for, so it keeps counting until a selection
+aimed at it, which the scheduler gives it before any other target of an entry that hits it
+(scheduler.turn_due), or for a minute at most (ten seconds if it is common, hit by more
+inputs than the median edge); after that turn it stays a target while it is not common, up
+to LABEL_TURNS selections within the minute; ``first`` retires on cover): they leave
 FairFuzz's rarity computation (a label that no longer counts would look rarer and rarer),
 and their coverage stays recorded in the virgin map, the queue entries and every report.
 Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch, which a new
@@ -55,6 +56,7 @@ from enum import Enum
 import numpy as np
 
 from ffcc.fuzzer.engine.labels import LabelMap
+from ffcc.fuzzer.engine.scheduler import turns_at
 from ffcc.fuzzer.engine.shm import SharedSegment
 from ffcc.runtime.abi import NAMES
 
@@ -64,6 +66,12 @@ STALL_SECONDS = 600.0  # as long as a two-phase campaign waits for edges (phases
 # selection is slow (libpng's harness: 2 a second, 2,810 labels covered in 150 s) the turns
 # never all come, and a label waiting costs every execution that runs it.
 TURN_WINDOW = 60.0
+# How many selections may aim at a covered label that stays uncommon (hit by no more inputs
+# than the median covered edge) before it retires, within TURN_WINDOW: FairFuzz aims at a rare
+# edge again and again (cJSON's harness: 20,000 selections at about 100 edges in 120 s), and
+# one turn each left its labels 2% of the targets.  16 gave cJSON's 11%, expat's 10-14% and
+# libpng's 65% (from 2%, 8-9% and 35%), 4 gave cJSON's 5%, 32 its 20% (docs/LABELS.md).
+LABEL_TURNS = 16
 # How long a common label (hit by more inputs than the median covered edge) waits for its turn:
 # it costs in most runs, and where labels are covered faster than selections come (libpng's
 # harness) most would wait the whole TURN_WINDOW compiled in.  10 s gave libpng's harness 25%
@@ -151,13 +159,15 @@ class Retirement:
         return set(self._ids[self._seen].tolist())
 
     def retire_covered(self, virgin: np.ndarray, hits: np.ndarray | None = None,
-                       targeted: np.ndarray | None = None) -> np.ndarray:
+                       turns: np.ndarray | None = None) -> np.ndarray:
         """Retire the labels some queue entry covers (their virgin byte is no longer 0xff)
-        and, under ``rare`` and ``stall``, that have had their turn as a FairFuzz target
-        (``targeted``: the map indices the scheduler aimed at; None when it aims at none,
-        and then covering is enough) or waited TURN_WINDOW seconds for it, COMMON_GRACE if
-        ``hits`` (FairFuzz's rarity input, the retired labels left out) counts more inputs
-        hitting them than the median covered edge.  Whatever the policy, the covered labels
+        and, under ``rare`` and ``stall``, that are done as FairFuzz targets (``turns``: the
+        scheduler's selections per map index; None when it aims at none, and then covering
+        is enough): before its first turn a label waits TURN_WINDOW seconds at most,
+        COMMON_GRACE if ``hits`` (FairFuzz's rarity input, the retired labels left out)
+        counts more inputs hitting it than the median covered edge; after it, it stays while
+        it is not common, for LABEL_TURNS selections and TURN_WINDOW seconds since it was
+        covered at most.  Whatever the policy, the covered labels
         of a hot site, and where gates can skip the site, its uncovered ones once it has been
         hot for HOT_GRACE seconds (elsewhere retiring them would save nothing).  Under
         ``stall``, every label left once none was covered for long.  The map indices of those
@@ -170,12 +180,14 @@ class Retirement:
         first = covered & ~self._seen
         hot = self._hot(classes, now)
         newly = covered
-        if self._while_rare and hits is not None and targeted is not None and covered.any():
+        if self._while_rare and hits is not None and turns is not None and covered.any():
             self._covered_at[first] = now
-            had_turn = np.isin(self._label_indices, targeted)
+            had = turns_at(turns, self._label_indices)
             common = hits[self._label_indices] > common_level(hits[:start])
-            waited = now - self._covered_at >= np.where(common, COMMON_GRACE, TURN_WINDOW)
-            newly = covered & (had_turn | waited | hot)
+            waited = now - self._covered_at
+            before_turn = waited >= np.where(common, COMMON_GRACE, TURN_WINDOW)
+            after_turn = common | (had >= LABEL_TURNS) | (waited >= TURN_WINDOW)
+            newly = covered & (np.where(had > 0, after_turn, before_turn) | hot)
         given_up_hot = hot & self._gated & (classes == 0xFF) & ~self.retired \
             & (now - self._hot_since[self._site] >= HOT_GRACE)
         newly = newly | given_up_hot

@@ -109,18 +109,28 @@ def next_target(rare: np.ndarray, rarity: np.ndarray, aimed: set[int],
     return least_hit(rare, rarity, rng)
 
 
-def turn_due(hits: np.ndarray, labels_from: int, targeted: np.ndarray) -> np.ndarray:
+def turns_at(turns: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """The selections aimed at each of the map `indices`, by `turns` (a scheduler's
+    `turns()`, as long as the furthest index aimed at): none past its end."""
+    counts = np.zeros(len(indices), np.int64)
+    inside = indices < len(turns)
+    counts[inside] = turns[indices[inside]]
+    return counts
+
+
+def turn_due(hits: np.ndarray, labels_from: int, turns: np.ndarray) -> np.ndarray:
     """Per map index, whether it is a label waiting for its turn as a target: covered, still
-    counting (`hits`, the rarity input, holds no retired label) and never aimed at.  Such a
-    label is the target of the first entry walked that hits it, before any of its rare
-    branches: it was rare when covered (one input hit it), and it retires once it had its turn
-    (retire.py), so the sooner the turn, the less it costs.  Left to rarity, most labels of a
+    counting (`hits`, the rarity input, holds no retired label) and never aimed at (`turns`).
+    Such a label is the target of the first entry walked that hits it, before any of its rare
+    branches: it was rare when covered (one input hit it), and the sooner it has its turns the
+    sooner it retires (retire.py) and stops costing.  Left to rarity, most labels of a
     label-dense harness never get one: many inputs reach a site, so a label's hit count soon
     passes the labels' cutoff, set by the one covered last (expat's harness, 120 s: 4% of the
     targets were labels; first in line, 11%, at the same execution rate)."""
     due = np.zeros(len(hits), dtype=bool)
     due[labels_from:] = hits[labels_from:] > 0
-    due[targeted[targeted < len(due)]] = False
+    aimed_within = min(len(due), len(turns))
+    due[:aimed_within] &= turns[:aimed_within] == 0
     return due
 
 
@@ -243,9 +253,10 @@ class Scheduler:
     def on_frozen_target(self, branch: int) -> None:
         """No single-byte change of the entry kept `branch` hit (empty mask)."""
 
-    def targeted(self) -> np.ndarray | None:
-        """The map indices some selection aimed at; None for a scheduler that aims at none
-        (label retirement waits for a label's turn as a target only where there are turns)."""
+    def turns(self) -> np.ndarray | None:
+        """Per map index, how many selections aimed at it (as long as the furthest index
+        aimed at: scheduler.turns_at reads it); None for a scheduler that aims at none (label
+        retirement waits for a label's turns as a target only where there are turns)."""
         return None
 
 
@@ -301,7 +312,7 @@ class FairFuzzScheduler(Scheduler):
         self.cutoff_shift = 0
         self.blacklist: set[int] = set()
         self.aimed: dict[int, set[int]] = {}  # entry id -> the targets it was fuzzed towards
-        self._targeted = np.zeros(0, np.int64)  # every target aimed at, from any entry
+        self._turns = np.zeros(0, np.int64)  # per map index, the selections aimed at it
         self._selected_in_cycle = False
 
     def state(self) -> dict[str, Any]:
@@ -309,7 +320,9 @@ class FairFuzzScheduler(Scheduler):
                 "blacklist": sorted(self.blacklist), "bootstrapping": self.bootstrapping,
                 "selected_in_cycle": self._selected_in_cycle,
                 "aimed": {str(entry): sorted(branches)
-                          for entry, branches in self.aimed.items()}}
+                          for entry, branches in self.aimed.items()},
+                "turns": {str(branch): int(self._turns[branch])
+                          for branch in np.flatnonzero(self._turns)}}
 
     def restore(self, state: dict[str, Any], same_map: bool = True) -> None:
         super().restore(state, same_map)
@@ -322,7 +335,9 @@ class FairFuzzScheduler(Scheduler):
         self.blacklist = {int(b) for b in state.get("blacklist", ())}
         self.aimed = {int(entry): {int(b) for b in branches}
                       for entry, branches in state.get("aimed", {}).items()}
-        self._targeted = np.array(sorted(set().union(*self.aimed.values())), np.int64)
+        self._turns = np.zeros(0, np.int64)
+        for branch, count in state.get("turns", {}).items():
+            self._count_turns(int(branch), int(count))
 
     def cutoffs(self, hits: np.ndarray, labels_from: int | None = None) -> RarityCutoffs:
         return RarityCutoffs.of(hits, labels_from, self.cutoff_shift)
@@ -336,7 +351,7 @@ class FairFuzzScheduler(Scheduler):
             hits = hits.copy()
             hits[np.fromiter(self.blacklist, np.int64)] = 0
         cutoffs = self.cutoffs(hits, labels_from)
-        due = turn_due(hits, cutoffs.labels_from, self._targeted)
+        due = turn_due(hits, cutoffs.labels_from, self._turns)
         return lambda entry, queue, cycle, rng: self._choose(entry, queue, hits, cutoffs, due,
                                                              cycle, rng)
 
@@ -358,14 +373,19 @@ class FairFuzzScheduler(Scheduler):
             target = next_target(rare, cutoffs.relative(rare, hits),
                                  self.aimed.get(entry.id, set()), rng)
         self.aimed.setdefault(entry.id, set()).add(target)
-        if target not in self._targeted:
-            self._targeted = np.append(self._targeted, target)
+        self._count_turns(target, 1)
         self._selected_in_cycle = True
         return Selection(entry, target=target, use_mask=self.use_mask,
                          rarest=rarest(entry.edges, hits, cutoffs, MASKS_PER_PROBE + 1))
 
-    def targeted(self) -> np.ndarray:
-        return self._targeted
+    def _count_turns(self, branch: int, count: int) -> None:
+        if branch >= len(self._turns):
+            self._turns = np.concatenate((self._turns, np.zeros(branch + 1 - len(self._turns),
+                                                                np.int64)))
+        self._turns[branch] += count
+
+    def turns(self) -> np.ndarray:
+        return self._turns
 
     def on_new_branch(self) -> None:
         self.cutoff_shift = 0

@@ -268,7 +268,7 @@ class RecordingLabelling(Labelling):
         super().__init__()
         self.events = events
 
-    def retire_covered(self, queue, virgin, hits, targeted) -> None:  # type: ignore[override]
+    def retire_covered(self, queue, virgin, hits, turns) -> None:  # type: ignore[override]
         self.events.append("retire")
 
 

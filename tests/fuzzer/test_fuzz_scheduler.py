@@ -81,8 +81,8 @@ def test_successive_selections_rotate_through_the_entrys_rare_branches() -> None
     sched.cutoff_shift = 1
     assert [sched.select(e, queue, hits, 1, rng).target for _ in range(5)] == [1, 4, 2, 1, 1]
     assert sched.select(other, queue, hits, 1, rng).target == 1  # each entry keeps its own
-    assert sorted(sched.targeted()) == [1, 2, 4], "every branch aimed at, from any entry"
-    assert AflScheduler().targeted() is None, "AFL's walk aims at nothing"
+    assert list(sched.turns()) == [0, 4, 1, 0, 1], "the selections aimed at each branch"
+    assert AflScheduler().turns() is None, "AFL's walk aims at nothing"
     hits[2] = 1  # counts move on: the rarest is another branch now
     assert sched.select(e, queue, hits, 1, rng).target == 2
 
@@ -283,19 +283,26 @@ def test_cycles_without_new_entries_stall_and_turn_splicing_on() -> None:
 
 
 def test_a_schedulers_state_survives_json_and_a_new_scheduler() -> None:
-    """What resume restores: the cursor, and FairFuzz's cutoff, blacklist, bootstrap and
-    each entry's targets so far."""
+    """What resume restores: the cursor, and FairFuzz's cutoff, blacklist, bootstrap, each
+    entry's targets so far and the selections aimed at each branch."""
     fair = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
+    hits = np.zeros(16, np.uint32)
+    hits[[3, 7, 14]] = 1
+    first, second, queue, rng = entry(0, [3, 14]), entry(1, [7]), Queue(16), random.Random(0)
+    queue.add(first)
+    queue.add(second)
+    for chosen in (first, first, first, second):
+        fair.select(chosen, queue, hits, 1, rng)
     fair.cursor.cycle, fair.cursor.position, fair.cursor.stalled_cycles = 7, 3, 2
     fair.cursor.splicing = True
     fair.cutoff_shift, fair.bootstrapping = 2, True
     fair.on_frozen_target(40)
-    fair.aimed = {0: {3, 14}, 5: {7}}
     again = FairFuzzScheduler(bootstrap=Bootstrap.ONE_CYCLE)
     again.restore(json.loads(json.dumps(fair.state())))
     assert again.cursor == fair.cursor and again.state() == fair.state()
-    assert again.aimed == {0: {3, 14}, 5: {7}}
-    assert sorted(again.targeted()) == [3, 7, 14], "label retirement's turns survive too"
+    assert again.aimed == {0: {3, 14}, 1: {7}}
+    assert sorted(np.flatnonzero(again.turns())) == [3, 7, 14] and again.turns().sum() == 4, \
+        "label retirement's turns survive too"
     plain = AflScheduler()  # the other schedule takes the walk and ignores the rest
     plain.restore(fair.state())
     assert plain.cursor == fair.cursor and plain.state() == {"cursor": fair.state()["cursor"]}
@@ -355,4 +362,4 @@ def test_a_changed_map_leaves_the_branch_indices_of_a_saved_state_behind() -> No
     again = FairFuzzScheduler()
     again.restore(json.loads(json.dumps(fair.state())), same_map=False)
     assert again.cursor == fair.cursor and again.cutoff_shift == 1
-    assert not again.blacklist and not again.aimed and not len(again.targeted())
+    assert not again.blacklist and not again.aimed and not len(again.turns())

@@ -253,31 +253,65 @@ def test_gates_are_opt_in(tmp_path) -> None:
     assert NO_GATES in annotated.read_text() and "__asm__ goto" not in annotated.read_text()
 
 
+def turns_of(aimed: dict[int, int]) -> np.ndarray:
+    """A scheduler's turns(): per map index, the selections aimed at it."""
+    turns = np.zeros(max(aimed, default=-1) + 1, np.int64)
+    for branch, count in aimed.items():
+        turns[branch] = count
+    return turns
+
+
 def test_a_covered_label_counts_until_its_turn_as_a_target_or_a_common_one_shortly() -> None:
     """Map of 32: edges 0-23 (covered edges 0-3, hit 10, 20, 30, 40 times: median 25),
-    labels 24-27, all covered; 26 was a target, 27 is hit more often than the median edge.
-    Under --retire rare 26 retires at once and 27 after COMMON_GRACE (the others wait
-    TURN_WINDOW); under --retire first, or with no scheduler that aims, all once covered."""
+    labels 24-27, all covered; 26 was a target and is hit more often than the median edge, 27
+    too and was not a target.  Under --retire rare 26 retires at once and 27 after
+    COMMON_GRACE (the others wait TURN_WINDOW); under --retire first, or with no scheduler
+    that aims, all once covered."""
     labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
     virgin = np.full(32, 0xFE, np.uint8)  # each hit once by some run: no hot site
     hits = np.zeros(32, np.uint32)
     hits[:4] = (10, 20, 30, 40)
-    hits[24:28] = (1, 25, 3, 26)
+    hits[24:28] = (1, 25, 30, 26)
     now = [0.0]
-    for policy, targeted, at_once, later in ((RetirePolicy.RARE, [26], [26], [27]),
-                                             (RetirePolicy.RARE, None, [24, 25, 26, 27], []),
-                                             (RetirePolicy.FIRST, [26], [24, 25, 26, 27], [])):
+    for policy, aimed, at_once, later in ((RetirePolicy.RARE, {26: 1}, [26], [27]),
+                                          (RetirePolicy.RARE, None, [24, 25, 26, 27], []),
+                                          (RetirePolicy.FIRST, {26: 1}, [24, 25, 26, 27], [])):
         now[0] = 0.0
         retirement = Retirement(labels, clock=lambda: now[0],
                                 while_rare=policy is RetirePolicy.RARE)
         try:
-            aimed = None if targeted is None else np.array(targeted, np.int64)
-            assert list(retirement.retire_covered(virgin, hits, aimed)) == at_once, \
-                (policy, targeted)
+            turns = None if aimed is None else turns_of(aimed)
+            assert list(retirement.retire_covered(virgin, hits, turns)) == at_once, \
+                (policy, aimed)
             now[0] = retire.COMMON_GRACE
-            assert list(retirement.retire_covered(virgin, hits, aimed)) == later
+            assert list(retirement.retire_covered(virgin, hits, turns)) == later
         finally:
             retirement.close()
+
+
+def test_an_uncommon_label_stays_a_target_for_its_turns_within_the_window() -> None:
+    """Labels 24-27, covered, none common (the median edge is hit 25 times); 24 had one turn,
+    25 LABEL_TURNS of them, 26 none, 27 one and is hit more than the median edge.  25 and 27
+    retire at once; 24 and 26 stay a target until TURN_WINDOW after their cover, 24 sooner
+    once it has its LABEL_TURNS."""
+    labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
+    virgin = np.full(32, 0xFE, np.uint8)
+    hits = np.zeros(32, np.uint32)
+    hits[:4] = (10, 20, 30, 40)
+    hits[24:28] = (2, 3, 4, 26)
+    now = [0.0]
+    retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
+    try:
+        turns = turns_of({24: 1, 25: retire.LABEL_TURNS, 27: 1})
+        assert list(retirement.retire_covered(virgin, hits, turns)) == [25, 27]
+        now[0] = retire.COMMON_GRACE
+        assert not len(retirement.retire_covered(virgin, hits, turns)), "uncommon: they stay"
+        turns[24] = retire.LABEL_TURNS
+        assert list(retirement.retire_covered(virgin, hits, turns)) == [24]
+        now[0] = retire.TURN_WINDOW
+        assert list(retirement.retire_covered(virgin, hits, turns)) == [26]
+    finally:
+        retirement.close()
 
 
 def test_the_labels_a_lean_build_compiled_out_stay_retired() -> None:
