@@ -158,9 +158,10 @@ class Campaign:
     def fuzz(self, seeds: list[tuple[Path, bytes]] | None) -> None:
         """Load the queue, then pick an entry and run its stages until told to stop;
         between two entries, sync with the peers and retire the labels covered."""
-        self.corpus.load(seeds, renumbered=self._carried is not None)
-        if self._carried is not None:
-            self.focuses, self._carried = self._carried.renumbered_for(self.queue), None
+        carried, self._carried = self._carried, None
+        moved = self.corpus.load(seeds, carried.edges if carried is not None else None)
+        if carried is not None and moved is not None:
+            self.focuses = carried.cache.renumbered(moved, {entry.id for entry in self.queue})
         self.labels.keep_compiled_out(self.executor.virgin())
         self._loaded = True
         # What exists now (modules, the loaded queue) lives as long as the campaign: frozen,

@@ -3,12 +3,14 @@ crash and hang its output directory holds, with what the state file kept (output
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from ffcc.fuzzer.engine.calibration import calibrate
 from ffcc.fuzzer.engine.executor import Calibration, Executor, RunStatus
+from ffcc.fuzzer.engine.focus import edges_by_entry, renumbering
 from ffcc.fuzzer.engine.progress import Progress
 from ffcc.fuzzer.engine.queue import Queue, QueueEntry
 from ffcc.fuzzer.engine.scheduler import Scheduler
@@ -35,14 +37,17 @@ class CorpusLoader:
         self.progress = progress
         self.timeout_given = timeout_ms is not None  # -t: the seeds' speed does not set it
 
-    def load(self, seeds: list[tuple[Path, bytes]] | None, renumbered: bool = False) -> None:
-        """The queue from these seeds, or (None) resumed from the output directory;
-        ``renumbered``: on another build than the one the state was saved on (a lean
-        rebuild), which numbers the branches otherwise, often in a map of the same size."""
+    def load(self, seeds: list[tuple[Path, bytes]] | None,
+             before: Mapping[int, np.ndarray] | None = None) -> dict[int, int] | None:
+        """The queue from these seeds, or (None) resumed from the output directory.
+        ``before``: each entry's branches on the build the state was saved on, when this
+        run goes on with another (a lean rebuild, phase 2), which numbers the branches
+        otherwise, often in a map of the same size; the old map index -> new of the
+        branches both builds share (focus.renumbering) is then returned."""
         if seeds is None:
-            self._resume(renumbered)
-        else:
-            self._load_seeds(seeds)
+            return self._resume(before)
+        self._load_seeds(seeds)
+        return None
 
     def _load_seeds(self, seeds: list[tuple[Path, bytes]]) -> None:
         """The seeds that run, as the first entries; a one-line error when none does."""
@@ -75,19 +80,17 @@ class CorpusLoader:
             cal = calibrate(self.executor, data, count_hits=True)
         return cal
 
-    def _resume(self, renumbered: bool) -> None:
+    def _resume(self, before: Mapping[int, np.ndarray] | None) -> dict[int, int] | None:
         """Reload every saved queue entry, crash and hang, and what the state file kept
-        (without one, the counters of the last fuzzer_stats); what it kept by map index only
-        if the map is the same."""
+        (without one, the counters of the last fuzzer_stats); what it kept by map index
+        as it was if the map is the same, renumbered if ``before`` says how."""
         earlier = self.outdir.resume()
         state = saved_state.load(self.outdir.state_file) \
             or saved_state.from_fuzzer_stats(earlier.stats)
         self.progress.carry_on(state.totals, earlier.next_crash_id, earlier.next_hang_id)
         if not self.timeout_given and state.totals.exec_timeout:
             self.executor.timeout_ms = state.totals.exec_timeout
-        self.scheduler.restore(state.scheduler, same_map=not renumbered and state.map_size in
-                               (0, self.executor.map_size))
-        hits_restored = not renumbered and self._restore_maps(state)
+        hits_restored = before is None and self._restore_maps(state)
         self.progress.stage = "resume"
         for saved in earlier.queue:
             record = state.entries.get(saved.saved_as)
@@ -95,6 +98,27 @@ class CorpusLoader:
                                                or not hits_restored))
         for case in earlier.crashes + earlier.hangs:
             self.executor.note_fault(case.path.read_bytes())
+        if before is None:
+            same_map = state.map_size in (0, self.executor.map_size)
+            self.scheduler.restore(state.scheduler, None if same_map else {})
+            return None
+        moved = renumbering(before, edges_by_entry(self.queue))
+        self._carry_hits(state, moved)
+        self.scheduler.restore(state.scheduler, moved)
+        return moved
+
+    def _carry_hits(self, state: CampaignState, moved: Mapping[int, int]) -> None:
+        """FairFuzz's hit counts of the branches the new build shares with the old one,
+        renumbered, in place of what the queue's calibrations counted: once per entry,
+        where the campaign had counted every execution (and those calibrations too)."""
+        if state.branch_hits is None or not moved:
+            return
+        old = np.fromiter(moved.keys(), np.int64, len(moved))
+        new = np.fromiter(moved.values(), np.int64, len(moved))
+        hits = self.executor.branch_hits()
+        inside = (old < len(state.branch_hits)) & (new < len(hits))
+        old, new = old[inside], new[inside]
+        hits[new] = state.branch_hits[old]
 
     def _restore_maps(self, state: CampaignState) -> bool:
         """Put the saved FairFuzz hit counts and variable bytes back; False when there are

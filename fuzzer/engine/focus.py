@@ -14,12 +14,13 @@ as a new run over the same queue: kept by map index, every mask would be made ag
 cJSON's harness 7 of a 60 s campaign's seconds).  So the focuses go on to the next run,
 renumbered: a branch is known in the new numbering by the queue entries that hit it, matched
 in map order where several are hit by the same entries (``renumbering``); the focuses of
-branches without a match are dropped.
+branches without a match are dropped.  The next run renumbers FairFuzz's state the same way
+(corpus.py).
 """
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 
@@ -78,16 +79,13 @@ class FocusCache:
             _, (_, dropped) = self._focuses.popitem(last=False)
             self._bytes -= dropped
 
-    def renumbered(self, before: Mapping[int, np.ndarray],
-                   after: Mapping[int, np.ndarray]) -> FocusCache:
-        """This cache for a build whose map numbers the branches otherwise: ``before`` and
-        ``after`` give each queue entry's branches (map indices) in the old and the new
-        numbering.  A focus whose target has no one counterpart (``renumbering``), or whose
-        entry is gone, is left out."""
-        moved = renumbering(before, after)
+    def renumbered(self, moved: Mapping[int, int], entries: Collection[int]) -> FocusCache:
+        """This cache for a build whose map numbers the branches otherwise: ``moved`` maps
+        old index to new (``renumbering``), ``entries`` are the ids still in the queue.  A
+        focus whose target has no counterpart, or whose entry is gone, is left out."""
         kept = FocusCache(self.budget)
         for (entry_id, target), (focus, size) in self._focuses.items():  # oldest first
-            if entry_id in after and target in moved:
+            if entry_id in entries and target in moved:
                 kept._focuses[(entry_id, moved[target])] = (replace(focus, target=moved[target]),
                                                             size)
                 kept._bytes += size
@@ -98,7 +96,7 @@ class FocusCache:
 class CarriedFocuses:
     """What one run of a campaign hands the next, on another build of the target (a lean
     rebuild, phase 2): its focuses, and each queue entry's branches in its build's numbering,
-    from which the next run renumbers them (FocusCache.renumbered)."""
+    from which the next run renumbers them (``renumbering``), and FairFuzz's state with them."""
 
     cache: FocusCache
     edges: dict[int, np.ndarray]  # entry id -> map indices it hit
@@ -107,10 +105,6 @@ class CarriedFocuses:
     def of(cls, cache: FocusCache, queue: Iterable[QueueEntry]) -> CarriedFocuses:
         """``cache`` with the branches ``queue``'s entries hit in this build."""
         return cls(cache, edges_by_entry(queue))
-
-    def renumbered_for(self, queue: Iterable[QueueEntry]) -> FocusCache:
-        """The focuses for ``queue``, its entries calibrated on the new build."""
-        return self.cache.renumbered(self.edges, edges_by_entry(queue))
 
 
 def edges_by_entry(queue: Iterable[QueueEntry]) -> dict[int, np.ndarray]:

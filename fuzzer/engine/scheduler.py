@@ -13,7 +13,7 @@ is always one flag away (`--schedule afl`):
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
@@ -211,11 +211,12 @@ class Scheduler:
         """What a resumed campaign needs to walk on where this one was (JSON types)."""
         return {"cursor": asdict(self.cursor)}
 
-    def restore(self, state: dict[str, Any], same_map: bool = True) -> None:
+    def restore(self, state: dict[str, Any], moved: Mapping[int, int] | None = None) -> None:
         """Continue from `state()` of an earlier campaign; unknown or missing keys are
-        ignored (it may have used the other scheduler).  same_map: False when the target's
-        map changed (a lean or labelled build took over), so that what names branches by
-        map index no longer names the same branches and is left behind."""
+        ignored (it may have used the other scheduler).  moved: None when the map numbers
+        the branches as the state's did; else, when another build took over (a lean rebuild,
+        phase 2), old map index -> new for the branches the two share (focus.renumbering),
+        and what names other branches is left behind."""
         saved = state.get("cursor", {})
         self.cursor = QueueCursor(**{f.name: type(getattr(self.cursor, f.name))(saved[f.name])
                                      for f in fields(QueueCursor) if f.name in saved})
@@ -324,20 +325,24 @@ class FairFuzzScheduler(Scheduler):
                 "turns": {str(branch): int(self._turns[branch])
                           for branch in np.flatnonzero(self._turns)}}
 
-    def restore(self, state: dict[str, Any], same_map: bool = True) -> None:
-        super().restore(state, same_map)
+    def restore(self, state: dict[str, Any], moved: Mapping[int, int] | None = None) -> None:
+        super().restore(state, moved)
         self.cutoff_shift = int(state.get("cutoff_shift", 0))
         self.bootstrapping = bool(state.get("bootstrapping", False)) \
             and self.bootstrap is not Bootstrap.OFF
         self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
-        if not same_map:
-            return
-        self.blacklist = {int(b) for b in state.get("blacklist", ())}
-        self.aimed = {int(entry): {int(b) for b in branches}
-                      for entry, branches in state.get("aimed", {}).items()}
+
+        def renumbered(branches: Iterable[int | str]) -> set[int]:
+            return {int(b) if moved is None else moved[int(b)] for b in branches
+                    if moved is None or int(b) in moved}
+
+        self.blacklist = renumbered(state.get("blacklist", ()))
+        self.aimed = {int(entry): aimed for entry, branches in state.get("aimed", {}).items()
+                      if (aimed := renumbered(branches))}
         self._turns = np.zeros(0, np.int64)
         for branch, count in state.get("turns", {}).items():
-            self._count_turns(int(branch), int(count))
+            for index in renumbered((branch,)):
+                self._count_turns(index, int(count))
 
     def cutoffs(self, hits: np.ndarray, labels_from: int | None = None) -> RarityCutoffs:
         return RarityCutoffs.of(hits, labels_from, self.cutoff_shift)

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ffcc.fuzzer.engine.focus import CarriedFocuses, Focus, FocusCache, renumbering
+from ffcc.fuzzer.engine.focus import CarriedFocuses, Focus, FocusCache, edges_by_entry, renumbering
 
 
 def focus(target: int, data: bytes) -> Focus:
@@ -67,7 +67,8 @@ def test_focuses_go_on_renumbered_and_those_without_a_counterpart_are_dropped() 
     queue = [SimpleNamespace(id=0, edges=edges(10, 11, 12, 30)),
              SimpleNamespace(id=1, edges=edges(10, 11, 13, 31)),
              SimpleNamespace(id=2, edges=edges(12, 13))]
-    moved = carried.renumbered_for(queue)  # type: ignore[arg-type]
+    moved = carried.cache.renumbered(renumbering(carried.edges, edges_by_entry(queue)),  # type: ignore[arg-type]
+                                     {0, 1, 2})
     kept = moved.get(0, 10)
     assert kept is not None and kept.target == 10 and kept.mask is not None
     assert (0, 30) in moved and (5, 10) not in moved

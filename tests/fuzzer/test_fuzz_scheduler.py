@@ -354,12 +354,22 @@ def test_a_covered_label_is_first_in_line_until_its_turn_however_common() -> Non
 
 def test_a_changed_map_leaves_the_branch_indices_of_a_saved_state_behind() -> None:
     """A lean rebuild numbers the map anew: the saved blacklist, targets and turns name other
-    branches there (index 40 may be past its end), while the walk and the cutoff carry on."""
+    branches there (index 40 may be past its end), while the walk and the cutoff carry on.
+    What the renumbering matches goes on under its new index; the rest is left behind."""
     fair = FairFuzzScheduler()
+    hits = np.zeros(48, np.uint32)
+    hits[[3, 14]] = 1
+    first, queue, rng = entry(0, [3, 14]), Queue(48), random.Random(0)
+    queue.add(first)
+    for _ in range(3):
+        fair.select(first, queue, hits, 1, rng)
     fair.cursor.cycle, fair.cutoff_shift = 4, 1
     fair.on_frozen_target(40)
-    fair.aimed = {0: {3, 14}}
+    saved = json.loads(json.dumps(fair.state()))
     again = FairFuzzScheduler()
-    again.restore(json.loads(json.dumps(fair.state())), same_map=False)
+    again.restore(saved, moved={})
     assert again.cursor == fair.cursor and again.cutoff_shift == 1
     assert not again.blacklist and not again.aimed and not len(again.turns())
+    again.restore(saved, moved={14: 5, 40: 20})
+    assert again.blacklist == {20} and again.aimed == {0: {5}}
+    assert list(np.flatnonzero(again.turns())) == [5] and again.turns()[5] == fair.turns()[14]

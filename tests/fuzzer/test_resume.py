@@ -88,6 +88,22 @@ def test_a_run_on_another_build_counts_hits_again_even_in_a_map_of_the_same_size
     assert not again.scheduler.state()["aimed"]
 
 
+def test_a_run_on_another_build_carries_what_the_renumbering_matches(tmp_path) -> None:
+    """What both builds share, known by the queue entries that hit it, goes on under its
+    new index (here the same: the entries hit the same branches): FairFuzz's hit counts,
+    each entry's targets and the selections aimed at each branch."""
+    first_ex = FakeExecutor()
+    first, out = campaign_run(tmp_path, FairFuzzScheduler(), first_ex, b"\x01\x02\x01", 5000)
+    before = {entry.id: entry.edges for entry in first.queue}
+    ex = FakeExecutor()
+    again = resume_campaign(out.root.parent, ex, carried=CarriedFocuses(FocusCache(), before))
+    shared = np.unique(np.concatenate(list(before.values())))
+    assert np.array_equal(ex.hits[shared], first_ex.hits[shared])
+    for key in ("aimed", "turns", "blacklist"):
+        assert again.scheduler.state()[key] == first.scheduler.state()[key], key
+    assert first.scheduler.state()["turns"]
+
+
 def test_entries_saved_after_the_last_state_are_finds_of_their_parent(tmp_path) -> None:
     first_ex = FakeExecutor()
     first, out = campaign_run(tmp_path, FairFuzzScheduler(), first_ex, b"\x01\x02\x01", 5000)
