@@ -478,12 +478,11 @@ static int64_t find_culprit(ffcc_engine *e, uint32_t timeout_ms, uint64_t deadli
 
 /* Whether the crash is new (and now known); always when no trace could be
  * had.  The answer spaces out the next searches.  Called once per search. */
-static int crash_is_new(struct ffcc_engine *e, uint8_t *trace)
+static int crash_is_new(struct ffcc_engine *e, const uint8_t *trace)
 {
     struct ffcc_deaths *d = &e->deaths;
     uint32_t size = e->fsrv.map_size;
-    if (trace) ffcc_simplify(trace, size);
-    int is_new = !trace || ffcc_has_new_bits(trace, e->maps.virgin_crash, size);
+    int is_new = !trace || ffcc_fault_is_new(&e->maps, trace, e->maps.virgin_crash, size);
     d->spacing = is_new ? 0 : d->spacing * 2 + 1;
     if (d->spacing > FFCC_SEARCH_SPACING_MAX) d->spacing = FFCC_SEARCH_SPACING_MAX;
     d->skip = d->spacing;

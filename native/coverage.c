@@ -124,11 +124,18 @@ int ffcc_count_hits_new_bits(const uint8_t *trace, const uint64_t *blocks, uint3
     return ret;
 }
 
-/* Crash and hang traces are compared as hit / not hit (AFL's simplify_trace).
- * Called per crashing or hanging child. */
-void ffcc_simplify(uint8_t *trace, uint32_t size)
+/* Whether a crash's or hang's trace is new to `virgin` (virgin_crash or
+ * virgin_hang), which then knows it.  Such traces are compared as hit / not hit
+ * (AFL's simplify_trace), where every byte is non-zero, so in a copy: a batch
+ * slot's map is cleared only where its block bits say the target wrote, and a
+ * slot simplified in place showed every byte as hit to each later case in it
+ * that was judged over the whole map (a stashed result), covering every label
+ * at once.  Called per crashing or hanging child. */
+int ffcc_fault_is_new(struct ffcc_maps *maps, const uint8_t *trace, uint8_t *virgin,
+                      uint32_t size)
 {
-    for (uint32_t i = 0; i < size; i++) trace[i] = trace[i] ? 0x80 : 0x01;
+    for (uint32_t i = 0; i < size; i++) maps->simplified[i] = trace[i] ? 0x80 : 0x01;
+    return ffcc_has_new_bits(maps->simplified, virgin, size);
 }
 
 /* The trace's checksum.  Called per calibration run and per trim step. */

@@ -76,6 +76,7 @@ static void free_maps(struct ffcc_maps *maps)
     free(maps->var_bytes);
     free(maps->branch_hits);
     free(maps->first_trace);
+    free(maps->simplified);
 }
 
 /* Called once per engine, from Python's garbage collector. */
@@ -108,8 +109,9 @@ int ffcc_maps_alloc(struct ffcc_maps *maps, uint32_t map_size)
     maps->var_bytes = calloc(map_size, 1);
     maps->branch_hits = calloc(map_size, sizeof(uint32_t));
     maps->first_trace = malloc(map_size);
+    maps->simplified = malloc(map_size);
     if (!maps->virgin || !maps->virgin_crash || !maps->virgin_hang || !maps->var_bytes ||
-        !maps->branch_hits || !maps->first_trace)
+        !maps->branch_hits || !maps->first_trace || !maps->simplified)
         return -1;
     memset(maps->virgin, 0xff, map_size);
     memset(maps->virgin_crash, 0xff, map_size);

@@ -107,6 +107,7 @@ struct ffcc_maps {
     uint8_t *var_bytes;    /* 1 where calibration saw the map vary */
     uint32_t *branch_hits; /* FairFuzz numHits: runs that hit each index */
     uint8_t *first_trace;  /* the last calibration's first classified trace */
+    uint8_t *simplified;   /* a crash's or hang's trace as hit / not hit (ffcc_fault_is_new) */
 };
 
 struct ffcc_mutator {
@@ -305,7 +306,8 @@ void ffcc_count_branch_hits(const uint8_t *trace, uint32_t *hits, uint32_t size)
 int ffcc_has_new_bits(const uint8_t *trace, uint8_t *virgin, uint32_t size);
 int ffcc_count_hits_new_bits(const uint8_t *trace, const uint64_t *blocks, uint32_t *hits,
                              uint8_t *virgin, uint32_t size);
-void ffcc_simplify(uint8_t *trace, uint32_t size);
+int ffcc_fault_is_new(struct ffcc_maps *maps, const uint8_t *trace, uint8_t *virgin,
+                      uint32_t size);
 uint64_t ffcc_hash_trace(const uint8_t *trace, uint32_t size);
 uint32_t ffcc_count_bytes(const uint8_t *trace, uint32_t size);
 

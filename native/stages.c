@@ -58,8 +58,7 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
     }
     ffcc_count_branch_hits(trace, maps->branch_hits, size);
     if (status == FFCC_RUN_TIMEOUT) {
-        ffcc_simplify(trace, size);
-        if (!ffcc_has_new_bits(trace, maps->virgin_hang, size)) return JUDGE_NOTHING;
+        if (!ffcc_fault_is_new(maps, trace, maps->virgin_hang, size)) return JUDGE_NOTHING;
         /* Confirm: a slow machine is not a hang.  The rerun reuses the batch
          * segment, so this child and the rest move aside first. */
         struct ffcc_children *c = &e->children;
@@ -70,8 +69,7 @@ static int judge(ffcc_engine *e, struct ffcc_stage *st, struct ffcc_result *r, i
         if (status == FFCC_RUN_TIMEOUT) return report(st, FFCC_STOP_HANG, r->data, r->len);
         if (status != FFCC_RUN_CRASH) return JUDGE_NOTHING;
     }
-    ffcc_simplify(trace, size);
-    if (!ffcc_has_new_bits(trace, maps->virgin_crash, size)) return JUDGE_NOTHING;
+    if (!ffcc_fault_is_new(maps, trace, maps->virgin_crash, size)) return JUDGE_NOTHING;
     st->signal = sig;
     return report(st, FFCC_STOP_CRASH, r->data, r->len);
 }
@@ -346,9 +344,8 @@ int ffcc_calibrate(ffcc_engine *e, const uint8_t *buf, uint32_t len, uint32_t ru
 int ffcc_last_fault_is_new(ffcc_engine *e, int status)
 {
     if (status != FFCC_RUN_CRASH && status != FFCC_RUN_TIMEOUT) return 0;
-    ffcc_simplify(e->fsrv.trace, e->fsrv.map_size);
     uint8_t *virgin = status == FFCC_RUN_CRASH ? e->maps.virgin_crash : e->maps.virgin_hang;
-    return ffcc_has_new_bits(e->fsrv.trace, virgin, e->fsrv.map_size);
+    return ffcc_fault_is_new(&e->maps, e->fsrv.trace, virgin, e->fsrv.map_size);
 }
 
 /* Called per saved crash and hang on resume. */

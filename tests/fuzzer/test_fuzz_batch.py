@@ -197,6 +197,34 @@ def test_a_slot_holds_only_its_own_case(tmp_path) -> None:
     assert batched == single
 
 
+def test_a_crash_judged_in_its_slot_leaves_no_coverage_to_later_cases(tmp_path) -> None:
+    """A crash is judged on its trace as hit / not hit, where every byte is non-zero.  Done
+    in its batch slot, that left every block the target had not written non-zero, and the
+    fuzzer clears only the blocks the target wrote: a later case in the slot, copied aside
+    whole while a find was calibrated, showed the crash's unhit bytes as hit, and put every
+    label of a campaign in the virgin map at once.  Finds calibrated as a campaign does,
+    the virgin maps are those of single runs."""
+    arms = SPREAD_C.replace("    case 7: arm7(); break;", "    case 7: abort();")
+    target = build("#include <stdlib.h>\n" + arms, "spread_abort", tmp_path, compiler="ffcc")
+    outcomes = []
+    for batches in (True, False):
+        ex = executor(tmp_path, target, batches)
+        try:
+            kinds = []
+            for found in ex.run_stage(StageRequest(StageKind.HAVOC, b"\x00\x40\x80",
+                                                   budget=4000)):
+                if found is not None:
+                    kinds.append(found.kind)
+                    if found.kind == FindingKind.NEW_PATH:
+                        ex.calibrate(found.data, 1, count_hits=False)
+            outcomes.append((kinds, ex.virgin().tolist(), ex.virgin_crash().tolist()))
+        finally:
+            ex.close()
+    batched, single = outcomes
+    assert FindingKind.CRASH in batched[0] and batched[0].count(FindingKind.NEW_PATH) > 20
+    assert batched == single
+
+
 def test_splice_cycles_run_as_one_stage_and_name_their_partner(batch_target, tmp_path) -> None:
     """AFL's splice cycles in one request: `budget` children from each second parent in
     turn, none from a parent that has no cut with the input (here: the input itself), and
