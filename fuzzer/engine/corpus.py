@@ -83,7 +83,11 @@ class CorpusLoader:
     def _resume(self, before: Mapping[int, np.ndarray] | None) -> dict[int, int] | None:
         """Reload every saved queue entry, crash and hang, and what the state file kept
         (without one, the counters of the last fuzzer_stats); what it kept by map index
-        as it was if the map is the same, renumbered if ``before`` says how."""
+        as it was if the map is the same.  On another build (``before``) the scheduler's
+        state goes on renumbered, and FairFuzz's hit counts start again from the queue's
+        calibrations, a branch counted once per entry hitting it: carried over renumbered,
+        expat's harness made 4-8% fewer executions and aimed 9.0-9.7% of its selections
+        at labels, against 11.0-11.2% (two paired 120 s campaigns)."""
         earlier = self.outdir.resume()
         state = saved_state.load(self.outdir.state_file) \
             or saved_state.from_fuzzer_stats(earlier.stats)
@@ -103,22 +107,8 @@ class CorpusLoader:
             self.scheduler.restore(state.scheduler, None if same_map else {})
             return None
         moved = renumbering(before, edges_by_entry(self.queue))
-        self._carry_hits(state, moved)
         self.scheduler.restore(state.scheduler, moved)
         return moved
-
-    def _carry_hits(self, state: CampaignState, moved: Mapping[int, int]) -> None:
-        """FairFuzz's hit counts of the branches the new build shares with the old one,
-        renumbered, in place of what the queue's calibrations counted: once per entry,
-        where the campaign had counted every execution (and those calibrations too)."""
-        if state.branch_hits is None or not moved:
-            return
-        old = np.fromiter(moved.keys(), np.int64, len(moved))
-        new = np.fromiter(moved.values(), np.int64, len(moved))
-        hits = self.executor.branch_hits()
-        inside = (old < len(state.branch_hits)) & (new < len(hits))
-        old, new = old[inside], new[inside]
-        hits[new] = state.branch_hits[old]
 
     def _restore_maps(self, state: CampaignState) -> bool:
         """Put the saved FairFuzz hit counts and variable bytes back; False when there are
