@@ -41,10 +41,10 @@ class Labelling:
         """Retire the labels the queue covers and, unless --retire first, that are done as
         targets (``turns``, the scheduler's selections per map index; retire.py) or waited
         for their turn long enough, which is shorter for a common label by ``hits()``
-        (FairFuzz's rarity input).  The checksum of
-        an entry that hit one no longer describes its trace, nor, once a site's gate closed,
-        that of any entry that ran the site (its label code's edges stop too; which entries
-        did, no trace says): checksum_of takes it again when it is next needed."""
+        (FairFuzz's rarity input).  The checksum of an entry that hit one no longer
+        describes its trace, nor, once a site's gate closed, that of any entry that ran the
+        site (its label code's edges stop too; which entries did, no trace says):
+        checksum_of takes it again when it is next needed."""
         if self.retirement is None:
             return
         retired = self.retirement.retire_covered(virgin, hits(), turns)

@@ -70,7 +70,7 @@ TURN_WINDOW = 60.0
 # than the median covered edge) before it retires, within TURN_WINDOW: FairFuzz aims at a rare
 # edge again and again (cJSON's harness: 20,000 selections at about 100 edges in 120 s), and
 # one turn each left its labels 2% of the targets.  In paired 120 s campaigns 4 gave cJSON's
-# labels 5% of the targets, 16 gave 8-11% (expat's 9-14%), 32 gave 20% (docs/LABELS.md).
+# labels 5% of the targets, 16 gave 8-11% (expat's 9-14%), 32 gave 12-20% (docs/LABELS.md).
 LABEL_TURNS = 32
 # How long a common label (hit by more inputs than the median covered edge) waits for its turn:
 # it costs in most runs, and where labels are covered faster than selections come (libpng's

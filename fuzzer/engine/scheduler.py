@@ -332,17 +332,19 @@ class FairFuzzScheduler(Scheduler):
             and self.bootstrap is not Bootstrap.OFF
         self._selected_in_cycle = bool(state.get("selected_in_cycle", False))
 
+        def index(branch: int | str) -> int | None:
+            return int(branch) if moved is None else moved.get(int(branch))
+
         def renumbered(branches: Iterable[int | str]) -> set[int]:
-            return {int(b) if moved is None else moved[int(b)] for b in branches
-                    if moved is None or int(b) in moved}
+            return {i for i in map(index, branches) if i is not None}
 
         self.blacklist = renumbered(state.get("blacklist", ()))
         self.aimed = {int(entry): aimed for entry, branches in state.get("aimed", {}).items()
                       if (aimed := renumbered(branches))}
         self._turns = np.zeros(0, np.int64)
         for branch, count in state.get("turns", {}).items():
-            for index in renumbered((branch,)):
-                self._count_turns(index, int(count))
+            if (now := index(branch)) is not None:
+                self._count_turns(now, int(count))
 
     def cutoffs(self, hits: np.ndarray, labels_from: int | None = None) -> RarityCutoffs:
         return RarityCutoffs.of(hits, labels_from, self.cutoff_shift)
