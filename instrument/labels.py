@@ -214,10 +214,13 @@ def _once(guard: str, lines: list[str]) -> str:
 # every register class by name, a cost per label for nothing.  The figures behind these choices:
 # bench/RESULTS.md, "The figures behind instrument/'s code".
 _CLOBBERS = ': "r11"'  # the count's and comparison's scratch register (above)
+# Set by every count of a branch-free label: the runtime scans the label region at the end of
+# a case only when it is set (ffcc_map.c), as a lean build's labels rarely count.
+LABELS_WRITTEN = "__ffcc_labels_written"
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
-              "addb $1, (%r11)", "sbbb $0, (%r11)", "1:")
+              "addb $1, (%r11)", "sbbb $0, (%r11)", f"movb $1, {LABELS_WRITTEN}(%rip)", "1:")
 _COUNT_MACRO = _once(".L__ffcc_count", [
     ".macro __ffcc_count hit, slot",
     *(line.replace("HIT", "\\hit").replace("SLOT", "\\slot") for line in _COUNT_ASM), ".endm"])
@@ -238,7 +241,8 @@ COUNT_FORM = (
     + _slot("__ffcc_label_delta") + "; "
     "unsigned char __ffcc_add = (unsigned char)(!!(p) > *" + _slot("__ffcc_retire_delta") + "); "
     "unsigned char __ffcc_sum = (unsigned char)(*__ffcc_slot + __ffcc_add); "
-    "*__ffcc_slot = (unsigned char)(__ffcc_sum - (__ffcc_sum < __ffcc_add)); } while (0)\n"
+    "*__ffcc_slot = (unsigned char)(__ffcc_sum - (__ffcc_sum < __ffcc_add)); "
+    f"{LABELS_WRITTEN} |= __ffcc_add; }} while (0)\n"
     "#endif\n")
 
 # Labels that compare the same two integer values (``__FFCC_COMPARE((a), (b), ASKED,
@@ -427,7 +431,8 @@ def preamble(uid: int, source: str, records: list[UnitLabel], db_file: str,
     gate_bytes = gate_count(records)
     initialiser = ", ".join(str(b) for b in unit_header(uid, count))
     deltas = "".join(f'__attribute__((weak, used, visibility("hidden"))) __UINTPTR_TYPE__ {name} = 0;\n'
-                     for name in ("__ffcc_label_delta", "__ffcc_retire_delta"))
+                     for name in ("__ffcc_label_delta", "__ffcc_retire_delta")) \
+        + f'__attribute__((weak, used, visibility("hidden"))) unsigned char {LABELS_WRITTEN} = 0;\n'
     guard = f"__FFCC_UNIT_{uid:08x}"
     return (
         f"#ifndef {guard}\n/* ffcc labels: see instrument/labels.py */\n" + _diagnostics()

@@ -308,7 +308,7 @@ static void died_in_case(ffcc_engine *e, uint32_t i, int32_t status, int timed_o
     struct ffcc_forkserver *fsrv = &e->fsrv;
     struct ffcc_result *r = &e->children.seg[i];
     uint64_t now = ffcc_now_us(), start = fsrv->batch->case_start_us;
-    ffcc_batch_store(slot(fsrv, i), fsrv->trace, fsrv->map_size);
+    ffcc_batch_store(slot(fsrv, i), fsrv->trace, fsrv->map_size, fsrv->map_size);
     r->status = ffcc_run_status(fsrv, status, timed_out, &r->signal);
     fsrv->batch->elapsed_us[i] = start < now && now - start < UINT32_MAX ? (uint32_t)(now - start) : 0;
     log_clear(&e->deaths.life);

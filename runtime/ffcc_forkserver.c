@@ -118,7 +118,9 @@ static void begin_case(uint64_t now) {
  * clock read per case). */
 static uint64_t end_case(void) {
   uint32_t i = batch->done;
-  ffcc_batch_store(ffcc_batch_slot(batch, i, batch->map_size), ffcc_map.area, batch->map_size);
+  uint32_t written = ffcc_map_take_written();
+  ffcc_batch_store(ffcc_batch_slot(batch, i, batch->map_size), ffcc_map.area, batch->map_size,
+                   written < batch->map_size ? written : batch->map_size);
   uint64_t now = case_clock_us();
   batch->elapsed_us[i] = (uint32_t)(now - batch->case_start_us);
   batch->done = i + 1;

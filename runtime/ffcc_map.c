@@ -11,7 +11,9 @@
  * section's size is the label region's size.  A label counts at its byte's
  * address plus __ffcc_label_delta, which moves it into the label region of the
  * current map, and reads its retirement byte at its byte's address plus
- * __ffcc_retire_delta (instrument/labels.py writes the label code).  Labelled
+ * __ffcc_retire_delta (instrument/labels.py writes the label code), and sets
+ * __ffcc_labels_written, so that the end of a case scans the label region only
+ * when a label counted in it (a lean build's region is zero in most cases).  Labelled
  * shared objects have deltas of their own, which __ffcc_register_labels sets
  * to their place in the module region (ffcc_protocol.h, modules). */
 #define _GNU_SOURCE
@@ -41,6 +43,8 @@ FFCC_HIDDEN ffcc_map_t ffcc_map;
  * exists are nobody's coverage). */
 FFCC_HIDDEN uintptr_t __ffcc_label_delta;
 FFCC_HIDDEN uintptr_t __ffcc_retire_delta;
+/* Set by the label code of the executable's own labels when one counts. */
+FFCC_HIDDEN uint8_t __ffcc_labels_written;
 
 static uint32_t label_bytes(void) {
   if (!__start___ffcc_labels || !__stop___ffcc_labels) return 0;
@@ -104,6 +108,13 @@ FFCC_HIDDEN void ffcc_map_reset_path(void) {}
 FFCC_HIDDEN uint32_t ffcc_map_size(void) {
   if (ffcc_map.area) return ffcc_map.edge_size + ffcc_map.label_size;
   return edge_region() + FFCC_ALIGN_UP(label_bytes());
+}
+
+FFCC_HIDDEN uint32_t ffcc_map_take_written(void) {
+  uint32_t size = ffcc_map.edge_size + ffcc_map.label_size;
+  if (!__ffcc_labels_written) return ffcc_map.edge_size + ffcc_map.module_size;
+  __ffcc_labels_written = 0;
+  return size;
 }
 
 static uintptr_t label_delta(const uint8_t *region) {

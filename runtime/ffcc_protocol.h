@@ -110,7 +110,9 @@
  * other blocks are zero, as the fuzzer clears the blocks it was given before
  * it hands the slot out again.  A trace touches few blocks of a big map (a
  * labelled program's label region is mostly zero in every case), so a case
- * costs both sides what its non-zero blocks cost, not the map's size. */
+ * costs both sides what its non-zero blocks cost, not the map's size; and the
+ * target scans its label region only after a case in which a label counted
+ * (ffcc_map_take_written), which once its covered labels are retired is few. */
 #define FFCC_HELLO_BATCH 0x08000000
 /* The fuzzer writes it into the segment; a runtime built for another layout
  * (another version of this header) runs no batches. */
@@ -194,21 +196,23 @@ static inline void ffcc_batch_store_block(uint8_t *slot, uint8_t *into, uint8_t 
 #define FFCC_BATCH_SUPERBLOCK 512
 _Static_assert(FFCC_BATCH_SUPERBLOCK % FFCC_BATCH_BLOCK == 0, "whole blocks");
 
-/* Copy map's non-zero blocks into slot (whose map is zero), set their bits and
- * clear them in map: the target's end of a case, and the fuzzer's when a case
- * dies with its trace in the shared map.  The last block may be short. */
-static inline void ffcc_batch_store(uint8_t *slot, uint8_t *map, uint32_t map_size)
+/* Copy the non-zero blocks of map's first `used` bytes (the rest is zero) into
+ * slot (whose map is zero), set their bits and clear them in map: the target's
+ * end of a case, and the fuzzer's when a case dies with its trace in the shared
+ * map.  The last block may be short. */
+static inline void ffcc_batch_store(uint8_t *slot, uint8_t *map, uint32_t map_size,
+                                    uint32_t used)
 {
   uint8_t *into = slot + ffcc_batch_bits_size(map_size);
   uint32_t at = 0;
-  for (; at + FFCC_BATCH_SUPERBLOCK <= map_size; at += FFCC_BATCH_SUPERBLOCK) {
+  for (; at + FFCC_BATCH_SUPERBLOCK <= used; at += FFCC_BATCH_SUPERBLOCK) {
     if (ffcc_all_zero(map + at, FFCC_BATCH_SUPERBLOCK)) continue;
     for (uint32_t b = at; b < at + FFCC_BATCH_SUPERBLOCK; b += FFCC_BATCH_BLOCK)
       if (!ffcc_all_zero(map + b, FFCC_BATCH_BLOCK))
         ffcc_batch_store_block(slot, into, map, b, FFCC_BATCH_BLOCK);
   }
-  for (; at < map_size; at += FFCC_BATCH_BLOCK) {
-    uint32_t len = map_size - at < FFCC_BATCH_BLOCK ? map_size - at : FFCC_BATCH_BLOCK;
+  for (; at < used; at += FFCC_BATCH_BLOCK) {
+    uint32_t len = used - at < FFCC_BATCH_BLOCK ? used - at : FFCC_BATCH_BLOCK;
     int zero = ffcc_all_zero(map + at, len & ~15u);
     for (uint32_t k = len & ~15u; k < len; k++) zero &= !map[at + k];
     if (!zero) ffcc_batch_store_block(slot, into, map, at, len);

@@ -35,5 +35,9 @@ FFCC_HIDDEN uint32_t ffcc_map_size(void);
 FFCC_HIDDEN void ffcc_map_detach_to_scratch(void);
 /* Forget the previous location (start of a new persistent iteration). */
 FFCC_HIDDEN void ffcc_map_reset_path(void);
+/* The bytes at the map's start that a run may have written since the last
+ * call: the whole map, or without the executable's own label region when none
+ * of its labels counted. */
+FFCC_HIDDEN uint32_t ffcc_map_take_written(void);
 
 #endif

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from elftools.elf.elffile import ELFFile
 from fuzz_targets import HOSTILE, build
 
 from ffcc.fuzzer.engine.executor import (
@@ -194,6 +195,51 @@ def test_a_slot_holds_only_its_own_case(tmp_path) -> None:
             ex.close()
     batched, single = outcomes
     assert len(batched[0]) > 20  # cases reached many arms
+    assert batched == single
+
+
+# Labels of each form the label code takes: a comparison group (ROR on a < b), MCC's counts
+# of a two-condition decision, floating-point AOR (a shared region); most cases make no label
+# count, so a slot skips the label region there.
+LABELLED_C = r"""
+#include <unistd.h>
+__AFL_FUZZ_INIT();
+volatile double sink;
+int main(void) {
+  __AFL_INIT();
+  unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
+  while (__AFL_LOOP(1000)) {
+    if (__AFL_FUZZ_TESTCASE_LEN < 3 || buf[0] != 'L') continue;
+    int a = buf[1], b = buf[2];
+    if (a < b && b != 'z') sink = 1;
+    if (a == 'f') sink = (double)b / 3.5;
+  }
+  return 0;
+}
+"""
+
+
+def test_labels_reach_their_slots_as_single_runs_show_them(tmp_path) -> None:
+    """The target copies its label region into a case's slot only when one of its labels
+    counted (the label code says so, runtime/ffcc_map.c): every label form, counted in a
+    batch among cases that count none, teaches what single runs teach."""
+    source = tmp_path / "labelled.c"
+    source.write_text(LABELLED_C)
+    target = tmp_path / "labelled"
+    subprocess.run(["ffcc", "--mcc", "--wm", "-O1", "-o", str(target), str(source)],
+                   check=True, capture_output=True)
+    labels = ELFFile(open(target, "rb")).get_section_by_name("__ffcc_labels").data_size
+    outcomes = []
+    for batches in (True, False):
+        ex = executor(tmp_path, target, batches)
+        try:
+            found = findings(ex, StageRequest(StageKind.HAVOC, b"Lab", budget=3000))
+            outcomes.append((found, ex.branch_hits().tolist(), ex.virgin().tolist()))
+        finally:
+            ex.close()
+    batched, single = outcomes
+    region = single[2][-((labels + 63) // 64 * 64):]  # the map's last part: its labels
+    assert sum(byte != 0xFF for byte in region) >= 6  # labels of each form counted
     assert batched == single
 
 

@@ -14,7 +14,7 @@ import pytest
 from forkserver_client import run_once
 from helpers import REPO, ffcc, have, sample_sources
 
-from ffcc.instrument.labels import COUNT_FORM
+from ffcc.instrument.labels import COUNT_FORM, LABELS_WRITTEN
 from ffcc.instrument.toolchain import select_backend
 from ffcc.runtime.abi import UNIT_HEADER_SIZE, LabelRecord, label_region_start, read_label_db
 
@@ -166,21 +166,26 @@ def test_a_label_counts_up_to_255_and_stays_there(backend, opt, tmp_path):
 def test_the_count_form_saturates_in_asm_and_in_c(backend, form, tmp_path):
     """COUNT_FORM's update, on x86-64 and as the C used elsewhere (``__x86_64__`` undefined
     before it), counts a held predicate up to 255 and stays there; a retired label's byte
-    stops it."""
+    stops it.  A count says so in ``LABELS_WRITTEN`` (the runtime then scans the label
+    region); a retired label's does not."""
     (tmp_path / "count.c").write_text(
         "#include <stdio.h>\n#include <stdint.h>\n"
         f"unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE} + 2], counts[sizeof __ffcc_unit_slots],"
-        " retired[sizeof __ffcc_unit_slots];\nuintptr_t __ffcc_label_delta, __ffcc_retire_delta;\n"
+        f" retired[sizeof __ffcc_unit_slots], {LABELS_WRITTEN};\n"
+        "uintptr_t __ffcc_label_delta, __ffcc_retire_delta;\n"
         + ("#undef __x86_64__\n" if form == "C" else "") + COUNT_FORM +
         "int main(int argc, char **argv) {\n  (void)argv;\n"
         "  __ffcc_label_delta = (uintptr_t)counts - (uintptr_t)__ffcc_unit_slots;\n"
         "  __ffcc_retire_delta = (uintptr_t)retired - (uintptr_t)__ffcc_unit_slots;\n"
         f"  retired[{UNIT_HEADER_SIZE} + 1] = 1;\n"
+        "  __FFCC_COUNT(1, argc > 0);\n  __FFCC_COUNT(0, argc < 0);\n"
+        f"  printf(\"written %d\\n\", {LABELS_WRITTEN});\n"
         "  for (int k = 0; k < 1000; k++) {\n"
         "    __FFCC_COUNT(0, argc > 0);\n    __FFCC_COUNT(1, argc > 0);\n"
         f"    if (k == 253 || k == 254 || k == 999) printf(\"%d %d\\n\", counts[{UNIT_HEADER_SIZE}],"
-        f" counts[{UNIT_HEADER_SIZE} + 1]);\n  }}\n  return 0;\n}}\n")
+        f" counts[{UNIT_HEADER_SIZE} + 1]);\n  }}\n"
+        f"  printf(\"written %d\\n\", {LABELS_WRITTEN});\n  return 0;\n}}\n")
     subprocess.run([backend, "-O2", "-Wno-builtin-macro-redefined", "count.c", "-o", "count"],
                    cwd=tmp_path, check=True)
     out = subprocess.run([str(tmp_path / "count")], capture_output=True, text=True, check=True)
-    assert out.stdout == "254 0\n255 0\n255 0\n"
+    assert out.stdout == "written 0\n254 0\n255 0\n255 0\nwritten 1\n"

@@ -1,8 +1,10 @@
 """ffcc_batch_store (runtime/ffcc_protocol.h), the target's end of every batched case, against
-the rule it implements, byte by byte: each 64-byte block of the map with a non-zero byte is
-copied into the slot, its bit set and the block cleared; all-zero blocks are left alone.  It
+the rule it implements, byte by byte: each 64-byte block of the map's first ``used`` bytes
+with a non-zero byte is copied into the slot, its bit set and the block cleared; all-zero
+blocks, and the bytes past ``used`` (a label region no label wrote), are left alone.  It
 scans in 16-byte vectors and 512-byte superblocks, so maps of every size (short last blocks,
-sizes not a multiple of 16) and hits at every offset are tried, under gcc and clang."""
+sizes not a multiple of 16), every ``used`` and hits at every offset are tried, under gcc and
+clang."""
 
 from __future__ import annotations
 
@@ -20,12 +22,12 @@ CHECK_C = r"""
 #include <string.h>
 
 /* The rule, one byte at a time. */
-static void reference(uint8_t *slot, uint8_t *map, uint32_t size)
+static void reference(uint8_t *slot, uint8_t *map, uint32_t size, uint32_t used)
 {
   uint64_t *bits = (uint64_t *)slot;
   uint8_t *into = slot + ffcc_batch_bits_size(size);
-  for (uint32_t at = 0; at < size; at += FFCC_BATCH_BLOCK) {
-    uint32_t len = size - at < FFCC_BATCH_BLOCK ? size - at : FFCC_BATCH_BLOCK;
+  for (uint32_t at = 0; at < used; at += FFCC_BATCH_BLOCK) {
+    uint32_t len = used - at < FFCC_BATCH_BLOCK ? used - at : FFCC_BATCH_BLOCK;
     int hit = 0;
     for (uint32_t k = 0; k < len; k++) hit |= map[at + k] != 0;
     if (!hit) continue;
@@ -43,16 +45,17 @@ int main(void)
   srand(7);
   for (int round = 0; round < 5000; round++) {
     uint32_t size = round < 600 ? (uint32_t)round + 1 : 1 + (uint32_t)(rand() % (MAX - 1));
+    uint32_t used = round % 3 ? size : (uint32_t)rand() % (size + 1);
     memset(map_a, 0, sizeof map_a);
     memset(slot_a, 0, sizeof slot_a);
     memset(slot_b, 0, sizeof slot_b);
     for (int h = rand() % 40; h > 0; h--) map_a[rand() % size] = (uint8_t)(1 + rand() % 255);
     if (round % 7 == 0) map_a[size - 1] = 1; /* the last byte of a short block */
     memcpy(map_b, map_a, sizeof map_a);
-    reference(slot_a, map_a, size);
-    ffcc_batch_store(slot_b, map_b, size);
+    reference(slot_a, map_a, size, used);
+    ffcc_batch_store(slot_b, map_b, size, used);
     if (memcmp(slot_a, slot_b, sizeof slot_a) || memcmp(map_a, map_b, sizeof map_a)) {
-      printf("differs: round %d, map of %u bytes\n", round, size);
+      printf("differs: round %d, map of %u bytes, %u used\n", round, size, used);
       return 1;
     }
   }
