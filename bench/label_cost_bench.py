@@ -11,7 +11,8 @@ A campaign's rate also follows the inputs it keeps: labels lead it to other inpu
 cost more or less to run whatever the build (LAVA-M's md5sum: 1.11-1.19 times as much on the
 plain build, bench/RESULTS.md).  So after each round, the plain campaign's queue (inputs no
 label chose) is run again, natively, on the plain build and on the build the labelled campaign
-ended on (its last lean build, else the full one), alternating, 3 times each: the target's CPU
+ended on (its last lean build, else the full one, with the labels that campaign covered
+retired, as they were by its end), alternating, 3 times each: the target's CPU
 per execution (the forkserver's and its children's, reaped as the replay ends), whose ratio
 is what the labels themselves cost the target per execution once the campaign has warmed up.
 
@@ -45,11 +46,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
+from elftools.elf.elffile import ELFFile
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -57,8 +60,13 @@ from bench import magma_bench  # noqa: E402
 from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness  # noqa: E402
 from bench.projects import ZLIB, fetch  # noqa: E402
 from ffcc.fuzzer.engine.executor import TargetCommand  # noqa: E402
+from ffcc.fuzzer.engine.shm import SharedSegment  # noqa: E402
 from ffcc.fuzzer.reports.replay import ReplayExecutor  # noqa: E402
-from ffcc.runtime.abi import BUILD_RECORD  # noqa: E402
+from ffcc.runtime.abi import (  # noqa: E402
+    BUILD_RECORD,  # noqa: E402
+    LABEL_SECTION,
+    NAMES,
+)
 
 LABELS = ("--mcc", "--wm")
 QUARTERS = 4
@@ -222,13 +230,40 @@ def target_cpu_us(binary: Path, args: tuple[str, ...], inputs: list[bytes]) -> f
         executor.close()
 
 
-def same_inputs_ratio(plain: Path, running: Path, args: tuple[str, ...], queue: Path) -> float:
-    """Target CPU per execution of ``running`` / of ``plain`` on the inputs in ``queue``."""
+@contextlib.contextmanager
+def retired_as_covered(binary: Path, out: Path) -> Iterator[None]:
+    """While open, a target started inherits a retirement segment in which every label the
+    campaign in ``out`` covered is retired (its ``ffuzz_state.json``: the queue's branches in
+    the label region of ``binary``, the build it ended on), as the campaign had them retired by
+    its end: without it every label of the build would count in every case, where the
+    campaign's covered labels had stopped counting."""
+    with open(binary, "rb") as stream:
+        section = ELFFile(stream).get_section_by_name(LABEL_SECTION)
+        region = -(-section.data_size // 64) * 64 if section is not None else 0
+    state = json.loads((out / "default" / "ffuzz_state.json").read_text())
+    start = state["map_size"] - region
+    segment = SharedSegment(max(region, 1), "retirement segment")
+    covered = [index - start for index in state["branch_hits"]["index"] if index >= start]
+    numpy.frombuffer(segment.view, dtype=numpy.uint8)[covered] = 1
+    name = NAMES["FFCC_ENV_RETIRE_SHM_ID"]
+    os.environ[name] = str(segment.shm_id)
+    try:
+        yield
+    finally:
+        del os.environ[name]
+        segment.close()
+
+
+def same_inputs_ratio(plain: Path, running: Path, args: tuple[str, ...], queue: Path,
+                      labelled_out: Path) -> float:
+    """Target CPU per execution of ``running`` / of ``plain`` on the inputs in ``queue``,
+    ``running``'s labels retired as the campaign in ``labelled_out`` left them."""
     inputs = [p.read_bytes() for p in sorted(queue.glob("id:*"))]
     costs: dict[Path, list[float]] = {plain: [], running: []}
     for _ in range(REPLAYS):
-        for binary in costs:
-            costs[binary].append(target_cpu_us(binary, args, inputs))
+        costs[plain].append(target_cpu_us(plain, args, inputs))
+        with retired_as_covered(running, labelled_out):
+            costs[running].append(target_cpu_us(running, args, inputs))
     return statistics.median(costs[running]) / statistics.median(costs[plain])
 
 
@@ -258,9 +293,10 @@ def measure(target: str, seconds: float, runs: int, together: bool = False) -> M
             done.result()  # a campaign's failure, raised here
         for name in rates:
             rates[name].append(quarter_rates(WORK / f"cost-{target}-{name}-{run}"))
-        running = ended_on(labelled, WORK / f"cost-{target}-labelled-{run}")
-        same.append(same_inputs_ratio(plain, running, args,
-                                      WORK / f"cost-{target}-plain-{run}" / "default" / "queue"))
+        labelled_out = WORK / f"cost-{target}-labelled-{run}"
+        same.append(same_inputs_ratio(plain, ended_on(labelled, labelled_out), args,
+                                      WORK / f"cost-{target}-plain-{run}" / "default" / "queue",
+                                      labelled_out))
     return Measured(rates, same)
 
 
