@@ -10,7 +10,12 @@ branch when covered, the target FairFuzz exists for, so it keeps counting until 
 aimed at it, which the scheduler gives it before any other target of an entry that hits it
 (scheduler.turn_due), or for a minute at most (ten seconds if it is common, hit by more
 inputs than the median edge); after that turn it stays a target while it is not common, up
-to LABEL_TURNS selections within the minute; ``first`` retires on cover): they leave
+to LABEL_TURNS selections within the minute; ``first`` retires on cover).  The minute is the
+run's: a run on a lean build counts the turns aimed at each label before it (scheduler.py
+renumbers them) but begins the minute again for the labels still counting, which gives the
+labels still waiting at a rebuild more time for their turns (carried over, the minute cost
+libpng's labels a quarter of their targets for no executions gained, docs/LABELS.md).
+Retired labels leave
 FairFuzz's rarity computation (a label that no longer counts would look rarer and rarer),
 and their coverage stays recorded in the virgin map, the queue entries and every report.
 Rarity alone cannot say when: FairFuzz's cutoff follows the least hit branch, which a new
