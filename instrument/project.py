@@ -110,7 +110,7 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
         (out_dir / REPORT_NAME).unlink(missing_ok=True)  # it would describe another build
     write_atomic(out_dir / BUILD_RECORD, json.dumps({
         "program": program.name,
-        "backend": {"path": backend.path, "kind": backend.kind},
+        "backend": {"path": backend.path, "kind": backend.kind, "cmplog": backend.cmplog},
         "sources": [os.path.abspath(s.path) for s in command.sources],
         "objects": [str(o) for o in objects],
         "compile_options": project_compile_options(command),

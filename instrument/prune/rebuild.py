@@ -52,6 +52,7 @@ class BuildRecord:
     program: str  # the program's name in the build directory
     label_options: tuple[str, ...]  # ffcc's options that chose the labels (label_words)
     backend: str | None  # the backend compiler's path
+    cmplog: bool = False  # built with --cmplog: a rebuild logs comparisons too
 
     @classmethod
     def read(cls, path: str) -> BuildRecord | None:
@@ -60,9 +61,10 @@ class BuildRecord:
         if not Path(path).is_dir() or not record.is_file():
             return None
         values = json.loads(record.read_text())
+        backend = values.get("backend", {})
         return cls(tuple(values.get("command") or ()), values.get("cwd", ""),
                    values.get("program", ""), tuple(values.get("label_options") or ()),
-                   values.get("backend", {}).get("path"))
+                   backend.get("path"), bool(backend.get("cmplog")))
 
 
 def rebuild_argv(build_dir: str, record: BuildRecord, fewer: list[str]) -> tuple[str, list[str]]:
@@ -75,6 +77,8 @@ def rebuild_argv(build_dir: str, record: BuildRecord, fewer: list[str]) -> tuple
     words = [*record.label_options, *fewer, f"--name={record.program}"]
     if record.backend:
         words.append(f"--cc={record.backend}")
+    if record.cmplog:  # a -c campaign goes on with the rebuild as its cmplog binary
+        words.append("--cmplog")
     return record.cwd, [*words, *_output_to(record.command, build_dir)]
 
 

@@ -8,6 +8,7 @@ import shutil
 import pytest
 from helpers import REPO, ffcc, sample_sources
 
+from ffcc.fuzzer.engine.cmplog import check_cmplog_binary
 from ffcc.runtime.abi import RETIRED, read_label_db, write_retired
 
 KEY = ("id", "slot", "gate", "file", "line", "column", "predicate")
@@ -31,6 +32,20 @@ def test_a_rebuild_compiles_out_exactly_the_listed_labels(tmp_path, gates) -> No
     assert {label.id for label in lean.labels if label.pruned == RETIRED} == set(listed)
     assert (tmp_path / "lean/boundaries").stat().st_size \
         < (tmp_path / "build/boundaries").stat().st_size, "their code is gone"
+
+
+def test_a_rebuild_of_a_cmplog_build_logs_comparisons(tmp_path) -> None:
+    """A ``-c`` campaign goes on with its lean rebuilds as its cmplog binary too: a project
+    build made with --cmplog is rebuilt with it (ffuzz refused the rebuild of Magma's libpng
+    harness, which had lost it)."""
+    ffcc("--cmplog", "--wm", "-o", f"{tmp_path}/build/", *sample_sources("boundaries"), cwd=REPO)
+    full = read_label_db(tmp_path / "build/boundaries")
+    assert full is not None
+    (tmp_path / "lean").mkdir()
+    shutil.copyfile(tmp_path / "build/ffcc-build.json", tmp_path / "lean/ffcc-build.json")
+    write_retired(tmp_path / "retired.jsonl", full.labels, {full.labels[0].id: True})
+    ffcc("--retired=retired.jsonl", "lean/", cwd=tmp_path)
+    check_cmplog_binary(tmp_path / "lean/boundaries")
 
 
 def test_retired_needs_labels_or_a_build_directory_and_a_list(tmp_path) -> None:
