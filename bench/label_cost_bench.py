@@ -5,7 +5,9 @@ defaults (no option but ``-V`` and ``--seed``), in turn (plain, labelled, plain,
 ``--runs`` rounds of ``--seconds`` each.  The rate in each quarter of a campaign comes from
 its plot_data (total executions against run time, interpolated between rows); printed per
 target: both builds' median rates per quarter, their ratio, and the ratio after warm-up (the
-campaign's second half), with the spread over rounds.
+campaign's second half), with the spread over rounds; and each labelled campaign's share of
+FairFuzz's selections aimed at labels (``targets_labels`` / ``targets_selected``) and labels
+found.
 
 A campaign's rate also follows the inputs it keeps: labels lead it to other inputs, which may
 cost more or less to run whatever the build (LAVA-M's md5sum: 1.11-1.19 times as much on the
@@ -57,7 +59,7 @@ from elftools.elf.elffile import ELFFile
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from bench import magma_bench  # noqa: E402
-from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness  # noqa: E402
+from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness, read_stats  # noqa: E402
 from bench.projects import ZLIB, fetch  # noqa: E402
 from ffcc.fuzzer.engine.executor import TargetCommand  # noqa: E402
 from ffcc.fuzzer.engine.shm import SharedSegment  # noqa: E402
@@ -271,6 +273,7 @@ def same_inputs_ratio(plain: Path, running: Path, args: tuple[str, ...], queue: 
 class Measured:
     rates: dict[str, list[list[float]]]  # "plain", "labelled": each run's quarter rates
     same_inputs: list[float]             # each run's same_inputs_ratio
+    labelled_stats: list[dict[str, str]]  # each labelled campaign's final fuzzer_stats
 
 
 def measure(target: str, seconds: float, runs: int, together: bool = False) -> Measured:
@@ -280,6 +283,7 @@ def measure(target: str, seconds: float, runs: int, together: bool = False) -> M
     plain, labelled, seeds, args = target_builds(target)
     rates: dict[str, list[list[float]]] = {"plain": [], "labelled": []}
     same: list[float] = []
+    stats: list[dict[str, str]] = []
     for run in range(runs):
         order = [("plain", plain), ("labelled", labelled)]
         if run % 2:
@@ -294,10 +298,11 @@ def measure(target: str, seconds: float, runs: int, together: bool = False) -> M
         for name in rates:
             rates[name].append(quarter_rates(WORK / f"cost-{target}-{name}-{run}"))
         labelled_out = WORK / f"cost-{target}-labelled-{run}"
+        stats.append(read_stats(labelled_out))
         same.append(same_inputs_ratio(plain, ended_on(labelled, labelled_out), args,
                                       WORK / f"cost-{target}-plain-{run}" / "default" / "queue",
                                       labelled_out))
-    return Measured(rates, same)
+    return Measured(rates, same, stats)
 
 
 def report(target: str, measured: Measured) -> str:
@@ -316,6 +321,11 @@ def report(target: str, measured: Measured) -> str:
     lines.append(f"  same inputs (the plain campaign's queue), target CPU per execution, the "
                  f"build the labelled campaign ended on / plain: median "
                  f"{statistics.median(same):.2f}, runs {', '.join(f'{r:.2f}' for r in same)}")
+    shares = ", ".join(f"{int(s['targets_labels']) / max(int(s['targets_selected']), 1):.1%}"
+                       for s in measured.labelled_stats)
+    found = ", ".join(s["labels_found"] for s in measured.labelled_stats)
+    lines.append(f"  labelled campaigns: label targets of FairFuzz's selections {shares}; "
+                 f"labels found {found}")
     return "\n".join(lines)
 
 
