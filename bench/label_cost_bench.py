@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
-from elftools.elf.elffile import ELFFile
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -62,13 +61,10 @@ from bench import magma_bench  # noqa: E402
 from bench.fuzz_bench import WORK, Harness, build_harness, campaign, harness, read_stats  # noqa: E402
 from bench.projects import ZLIB, fetch  # noqa: E402
 from ffcc.fuzzer.engine.executor import TargetCommand  # noqa: E402
+from ffcc.fuzzer.engine.labels import LabelMap  # noqa: E402
 from ffcc.fuzzer.engine.shm import SharedSegment  # noqa: E402
 from ffcc.fuzzer.reports.replay import ReplayExecutor  # noqa: E402
-from ffcc.runtime.abi import (  # noqa: E402
-    BUILD_RECORD,  # noqa: E402
-    LABEL_SECTION,
-    NAMES,
-)
+from ffcc.runtime.abi import BUILD_RECORD, NAMES, label_region_start  # noqa: E402
 
 LABELS = ("--mcc", "--wm")
 QUARTERS = 4
@@ -239,11 +235,10 @@ def retired_as_covered(binary: Path, out: Path) -> Iterator[None]:
     the label region of ``binary``, the build it ended on), as the campaign had them retired by
     its end: without it every label of the build would count in every case, where the
     campaign's covered labels had stopped counting."""
-    with open(binary, "rb") as stream:
-        section = ELFFile(stream).get_section_by_name(LABEL_SECTION)
-        region = -(-section.data_size // 64) * 64 if section is not None else 0
+    labels = LabelMap.load(binary)
+    region = labels.region_size if labels is not None else 0
     state = json.loads((out / "default" / "ffuzz_state.json").read_text())
-    start = state["map_size"] - region
+    start = label_region_start(state["map_size"], region)
     segment = SharedSegment(max(region, 1), "retirement segment")
     covered = [index - start for index in state["branch_hits"]["index"] if index >= start]
     numpy.frombuffer(segment.view, dtype=numpy.uint8)[covered] = 1

@@ -126,11 +126,10 @@ int ffcc_count_hits_new_bits(const uint8_t *trace, const uint64_t *blocks, uint3
 
 /* Whether a crash's or hang's trace is new to `virgin` (virgin_crash or
  * virgin_hang), which then knows it.  Such traces are compared as hit / not hit
- * (AFL's simplify_trace), where every byte is non-zero, so in a copy: a batch
- * slot's map is cleared only where its block bits say the target wrote, and a
- * slot simplified in place showed every byte as hit to each later case in it
- * that was judged over the whole map (a stashed result), covering every label
- * at once.  Called per crashing or hanging child. */
+ * (AFL's simplify_trace), where every byte is non-zero, so in a copy: the trace
+ * may be a batch slot's map, which is cleared only where its block bits say the
+ * target wrote, and each later case in the slot must find its other bytes zero.
+ * Called per crashing or hanging child. */
 int ffcc_fault_is_new(struct ffcc_maps *maps, const uint8_t *trace, uint8_t *virgin,
                       uint32_t size)
 {
