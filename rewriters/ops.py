@@ -49,7 +49,6 @@ _eval_kind = _bind("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
 _eval_int = _bind("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
 _eval_double = _bind("clang_EvalResult_getAsDouble", [ctypes.c_void_p], ctypes.c_double)
 _eval_dispose = _bind("clang_EvalResult_dispose", [ctypes.c_void_p], None)
-_from_main_file = _bind("clang_Location_isFromMainFile", [cindex.SourceLocation], ctypes.c_int)
 _extent = _bind("clang_getCursorExtent", [cindex.Cursor], cindex.SourceRange)
 _range_start = _bind("clang_getRangeStart", [cindex.SourceRange], cindex.SourceLocation)
 _range_end = _bind("clang_getRangeEnd", [cindex.SourceRange], cindex.SourceLocation)
@@ -60,12 +59,42 @@ _target_dispose = _bind("clang_TargetInfo_dispose", [ctypes.c_void_p], None)
 _expansion = _bind("clang_getExpansionLocation",
                    [cindex.SourceLocation, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
                     ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint)], None)
+_location_for_offset = _bind("clang_getLocationForOffset",
+                             [cindex.TranslationUnit, cindex.File, ctypes.c_uint],
+                             cindex.SourceLocation)
+# A macro expansion's source locations have this bit of their raw value set; files' do not.
+_MACRO_LOCATION = 1 << 31
 
 
-def written_in_main_file(location: cindex.SourceLocation) -> bool:
-    """One libclang call; exact for file locations such as a macro invocation's (a location
-    inside a macro expansion is never "written" in the main file)."""
-    return bool(_from_main_file(location))
+class MainFileExtents:
+    """Where the main file's nodes are, from the one libclang call that gives a node's extent.
+
+    A location's raw value (``int_data``: clang's ``SourceLocation::getRawEncoding``) is its
+    place in the translation unit's source space, where every file entry (the main file, each
+    inclusion of a header) has a range of offsets of its own and a macro expansion's locations
+    have the top bit set.  So a node whose extent begins and ends in the main file's range is
+    written there, at those places less the range's start: what ``expansion_extent`` gives,
+    without its four more calls.  A unit's headers give its top level thousands of nodes, and
+    one that begins in another file's range is in no way the main file's."""
+
+    def __init__(self, tu: cindex.TranslationUnit, main_file: cindex.File, size: int) -> None:
+        self._start = _location_for_offset(tu, main_file, 0).int_data
+        self._end = self._start + size
+
+    def offsets(self, cursor: Cursor) -> tuple[int, int] | None:
+        """(start, end) of a node whose extent is text of the main file, else None (a node
+        from a header, or one that begins or ends in a macro expansion)."""
+        extent = _extent(cursor)
+        begin, end = extent.begin_int_data, extent.end_int_data
+        if self._start <= begin <= self._end and self._start <= end <= self._end:
+            return begin - self._start, end - self._start
+        return None
+
+    def elsewhere(self, cursor: Cursor) -> bool:
+        """True when a node begins in a file other than the main file (a header's node);
+        False for the main file's nodes and those that begin in a macro expansion."""
+        begin = _extent(cursor).begin_int_data
+        return not (begin & _MACRO_LOCATION or self._start <= begin <= self._end)
 
 
 def expansion_extent(cursor: Cursor) -> tuple[int, int, int | None]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, Type, TypeKind
 
-from .ops import expansion_extent, written_in_main_file
+from .ops import MainFileExtents, expansion_extent
 
 if TYPE_CHECKING:
     from .macro_expansion import Expansion
@@ -215,12 +215,13 @@ class Unit:
                              or headers_reassociate(self.headers))
         self._locations: dict[bytes, tuple[int, int, bool]] = {}
         self._per_use: dict[str, bool] = {}  # macro name -> expands to a PER_USE_MACROS one
-        self._main_file = _handle(cindex.File.from_name(self.tu, self.path))
+        main_file = cindex.File.from_name(self.tu, self.path)
+        self._main_file = _handle(main_file)
+        self._main_extents = MainFileExtents(self.tu, main_file, len(self.source))
         self._top_level = children(self.tu.cursor)  # walked twice; costly to list
         self._macro_starts, self._macro_ends = _outermost(
-            (c.extent.start.offset, c.extent.end.offset)
-            for c in self._top_level
-            if c.kind == CursorKind.MACRO_INSTANTIATION and written_in_main_file(c.location)
+            span for c in self._top_level if c.kind == CursorKind.MACRO_INSTANTIATION
+            and (span := self._main_extents.offsets(c)) is not None
         )
 
     # -- positions -------------------------------------------------------------------------
@@ -240,8 +241,12 @@ class Unit:
         key = bytes(cursor)
         found = self._locations.get(key)
         if found is None:
-            start, end, file = expansion_extent(cursor)
-            in_main_file = file is not None and file == self._main_file
+            written = self._main_extents.offsets(cursor)
+            if written is not None:
+                (start, end), in_main_file = written, True
+            else:
+                start, end, file = expansion_extent(cursor)
+                in_main_file = file is not None and file == self._main_file
             found = self._locations[key] = (start, self._invocation_end(cursor, end)
                                             if in_main_file else end, in_main_file)
         return found
@@ -294,7 +299,8 @@ class Unit:
     def _expansions(self) -> Expansions:
         return Expansions(self.span, (self._macro_starts, self._macro_ends),
                           [c for c in self._top_level
-                           if not c.kind.is_preprocessing() and self.in_main_file(c)])
+                           if c.kind not in PREPROCESSING_KINDS
+                           and not self._main_extents.elsewhere(c) and self.in_main_file(c)])
 
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
@@ -411,7 +417,8 @@ class Unit:
         """Function definitions whose bodies are spelled in the main file."""
         return [
             c for c in self._top_level
-            if c.kind == CursorKind.FUNCTION_DECL and c.is_definition() and self.in_main_file(c)
+            if c.kind == CursorKind.FUNCTION_DECL and not self._main_extents.elsewhere(c)
+            and c.is_definition() and self.in_main_file(c)
         ]
 
     def line_col(self, offset: int) -> tuple[int, int]:
@@ -570,6 +577,9 @@ class _Cursor(Cursor):
 
 
 _CURSOR_KINDS = CursorKind._kinds
+# ``kind.is_preprocessing()`` as a set: that method is a libclang call, and a unit's headers
+# give its top level thousands of nodes to ask it of.
+PREPROCESSING_KINDS = frozenset(k for k in CursorKind.get_all_kinds() if k.is_preprocessing())
 
 
 def _append_child(child: _Cursor, _parent: _Cursor, found: list[_Cursor]) -> int:
