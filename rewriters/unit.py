@@ -218,11 +218,30 @@ class Unit:
         main_file = cindex.File.from_name(self.tu, self.path)
         self._main_file = _handle(main_file)
         self._main_extents = MainFileExtents(self.tu, main_file, len(self.source))
-        self._top_level = children(self.tu.cursor)  # walked twice; costly to list
-        self._macro_starts, self._macro_ends = _outermost(
-            span for c in self._top_level if c.kind == CursorKind.MACRO_INSTANTIATION
-            and (span := self._main_extents.offsets(c)) is not None
-        )
+        invocations, definitions, declarations = self._sort_top_level()
+        self._macro_starts, self._macro_ends = _outermost(invocations)
+        self._definitions = definitions  # every macro's, for _macro_definitions
+        self._declarations = [c for c in declarations if self.in_main_file(c)]  # the file's own
+
+    def _sort_top_level(self) -> tuple[list[Span], list[Cursor], list[Cursor]]:
+        """The top level of the unit, its headers' included, in one pass (thousands of nodes,
+        most of them the headers'): the spans of the macro invocations written in the main
+        file, every macro definition, and the declarations that may be the main file's (none
+        that begins in another file)."""
+        invocations: list[Span] = []
+        definitions: list[Cursor] = []
+        declarations: list[Cursor] = []
+        extents = self._main_extents
+        for cursor in children(self.tu.cursor):
+            kind = cursor.kind
+            if kind == CursorKind.MACRO_INSTANTIATION:
+                if (span := extents.offsets(cursor)) is not None:
+                    invocations.append(span)
+            elif kind == CursorKind.MACRO_DEFINITION:
+                definitions.append(cursor)
+            elif kind not in PREPROCESSING_KINDS and not extents.elsewhere(cursor):
+                declarations.append(cursor)
+        return invocations, definitions, declarations
 
     # -- positions -------------------------------------------------------------------------
 
@@ -297,10 +316,7 @@ class Unit:
 
     @cached_property
     def _expansions(self) -> Expansions:
-        return Expansions(self.span, (self._macro_starts, self._macro_ends),
-                          [c for c in self._top_level
-                           if c.kind not in PREPROCESSING_KINDS
-                           and not self._main_extents.elsewhere(c) and self.in_main_file(c)])
+        return Expansions(self.span, (self._macro_starts, self._macro_ends), self._declarations)
 
     def touches_macro(self, start: int, end: int) -> bool:
         """True when a byte range shares any text with a macro invocation."""
@@ -387,9 +403,8 @@ class Unit:
     @cached_property
     def _macro_definitions(self) -> dict[str, list[Cursor]]:
         found: dict[str, list[Cursor]] = {}
-        for cursor in self._top_level:
-            if cursor.kind == CursorKind.MACRO_DEFINITION:
-                found.setdefault(cursor.spelling, []).append(cursor)
+        for cursor in self._definitions:
+            found.setdefault(cursor.spelling, []).append(cursor)
         return found
 
     def first_token(self, cursor: Cursor) -> str:
@@ -415,11 +430,8 @@ class Unit:
 
     def functions(self) -> list[Cursor]:
         """Function definitions whose bodies are spelled in the main file."""
-        return [
-            c for c in self._top_level
-            if c.kind == CursorKind.FUNCTION_DECL and not self._main_extents.elsewhere(c)
-            and c.is_definition() and self.in_main_file(c)
-        ]
+        return [c for c in self._declarations
+                if c.kind == CursorKind.FUNCTION_DECL and c.is_definition()]
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """Line and column in the file on disk (code from an expanded macro: the invocation's)."""
