@@ -81,15 +81,33 @@ def compile_servers(runtime_dir: Path) -> list[str]:
     return [pid for pid in pids if _parent(pid) not in pids]
 
 
+def _is_zygote(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:2] == [b"ffcc-zygote"]
+    except OSError:
+        return False
+
+
+def _cpu(pid: str) -> float:
+    """A process's CPU seconds and its reaped children's: utime, stime, cutime, cstime
+    (fields 14-17 of /proc/PID/stat)."""
+    return sum(int(v) for v in _stat(pid)[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def server_cpu(pid: str) -> float:
     """CPU seconds of a compile server and of the commands it ran, once it has reaped them
-    (its relays and workers are its children; the client processes are the build's)."""
+    (its relays and workers are its children; the client processes are the build's), its
+    compiler zygotes' included (children that stay, whose own children, the commands they
+    ran, must be reaped too)."""
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(
-            _parent(process.name) == pid for process in Path("/proc").glob("[0-9]*")):
+    while time.monotonic() < deadline:
+        children = [p.name for p in Path("/proc").glob("[0-9]*") if _parent(p.name) == pid]
+        zygotes = [child for child in children if _is_zygote(child)]
+        if len(zygotes) == len(children) and not any(
+                _parent(p.name) in zygotes for p in Path("/proc").glob("[0-9]*")):
+            break
         time.sleep(0.2)
-    fields = _stat(pid)  # utime, stime, cutime, cstime: fields 14-17 of /proc/PID/stat
-    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return _cpu(pid) + sum(map(_cpu, zygotes))
 
 
 def build_seconds(project: Project, cc: str, workdir: Path,

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import SUMMARY_SUFFIX
 
+from . import zygote
 from .command_line import CompilerCommand, Mode, parse_command
 from .errors import FfccError
+from .exiting import end_by_signal
 from .invocation import Invocation
 from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, parse_flags, plan_compile, preprocess_argv
@@ -177,9 +179,8 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
         if opts.verbose:
             print("ffcc: " + " ".join(backend_argv), file=sys.stderr)
         if not (labelled and command.builds_loadable):  # no label database to write
-            sys.stdout.flush()
-            os.execv(backend_argv[0], backend_argv)
-        status = subprocess.run(backend_argv).returncode
+            return zygote.replace_with(backend_argv)
+        status = zygote.run(backend_argv).returncode
     else:
         from .annotate_child import annotate_in_child
         from .labelled_compile import compile_with_labels
@@ -202,7 +203,7 @@ def print_version(driver: str, backend: Backend) -> int:
 
     print(f"{driver} (ffcc) {version('ffcc')}, compiling with {backend.path} ({backend.kind})",
           flush=True)
-    return subprocess.run([backend.path, "--version"]).returncode
+    return zygote.run([backend.path, "--version"]).returncode
 
 
 def record_link(program: str, link: Invocation) -> None:
@@ -235,7 +236,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv if argv is None else argv
     driver = driver_of(argv[0])
     try:
-        sys.exit(run(argv[1:], driver))
+        status = run(argv[1:], driver)
+        if status < 0:  # the backend command ended by that signal: so does ffcc
+            end_by_signal(-status)
+        sys.exit(status)
     except FfccError as err:
         print(err.reported_by(driver), file=sys.stderr)
         sys.exit(err.exit_code)

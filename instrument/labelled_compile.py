@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ffcc.runtime.abi import RETIRED
 
+from . import zygote
 from .annotation_cache import cached_annotation
 from .command_line import CompilerCommand, Source
 from .errors import say
@@ -268,11 +268,11 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
 def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit],
              builder: LabelBuilder, verbose: bool) -> int:
     if not units:
-        return subprocess.run(argv).returncode
+        return zygote.run(argv).returncode
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
     if verbose:
         say("ffcc: " + " ".join(labelled))
-    trial = subprocess.run(labelled, capture_output=True)
+    trial = zygote.run(labelled, capture=True)
     if trial.returncode == 0:
         sys.stdout.buffer.write(trial.stdout)
         sys.stderr.buffer.write(trial.stderr)
@@ -285,8 +285,8 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         say(f"ffcc: error: {sources}: labelled code does not compile "
             f"(--labels-required): {reason}")
         return trial.returncode
-    original = subprocess.run(builder.recording_unlabelled(
-        argv, {unit.source: labelled_code_reason(reason) for unit in units}), capture_output=True)
+    original = zygote.run(builder.recording_unlabelled(
+        argv, {unit.source: labelled_code_reason(reason) for unit in units}), capture=True)
     sys.stdout.buffer.write(original.stdout)
     sys.stderr.buffer.write(original.stderr)
     if original.returncode == 0:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from pathlib import Path
 from ffcc.runtime.abi import BUILD_RECORD
 from ffcc.runtime.files import write_atomic
 
+from . import zygote
 from .command_line import CompilerCommand, Source, parse_command
 from .errors import FfccError, say
 from .plan import project_compile_options, project_compiles, project_link
@@ -61,7 +61,7 @@ def _run(argv: list[str], verbose: bool, builder=None, cxx: bool = False) -> int
         return compile_with_labels(argv, parse_command(argv[1:], cxx), builder, verbose)
     if verbose:
         say("ffcc: " + " ".join(argv))  # in one of the build's threads
-    return subprocess.run(argv).returncode
+    return zygote.run(argv).returncode
 
 
 def build_project(command: CompilerCommand, backend: Backend, builder, name: str | None,

@@ -72,6 +72,19 @@ def preload() -> None:
         pass
 
 
+def start_zygote(path: str) -> None:
+    """Start a zygote (zygote.py) of the compiler ffcc runs by default here, if it is clang,
+    whose start-up is most of a small compile's cost: the workers run its commands there."""
+    from . import zygote
+    from .toolchain import BackendKind, select_backend
+    try:
+        backend = select_backend(os.environ.get("FFCC_CC") or None)
+    except Exception:  # noqa: BLE001  (no compiler: each command reports it)
+        return
+    if backend.kind is BackendKind.CLANG:
+        zygote.start(backend.path, path + ".zygote", builder=backend.path)
+
+
 def warm_up(annotate) -> list[UnitLabel]:
     """Label WARM_UP_SOURCE with every criterion, and write its unit as a command would
     (with gates); its label records."""
@@ -228,6 +241,7 @@ def serve(path: str) -> None:
     except OSError:
         return  # another server has it
     preload()
+    start_zygote(path)
     gc.freeze()  # forked copies then share the imported objects' pages instead of copying them
     try:
         idle = float(os.environ.get("FFCC_SERVER_IDLE") or DEFAULT_IDLE_SECONDS)
@@ -267,6 +281,8 @@ def serve(path: str) -> None:
     except FileNotFoundError:
         pass
     listener.close()
+    from . import zygote
+    zygote.stop_all()
 
 
 if __name__ == "__main__":
