@@ -7,8 +7,9 @@
  * place of the compiler's main() once all of that is done: it accepts connections on the
  * socket and, for each, forks a relay that reads one command (the working directory, umask,
  * niceness, argv and environment, with the caller's stdin, stdout and stderr as file
- * descriptors) and forks the compiler's main() on it.  The relay sends back the command's wait
- * status, passes on the signals the caller sends (one 32-bit number each), and on hang-up
+ * descriptors) and forks the compiler's main() on it.  The relay acknowledges the command once
+ * it has forked it (the magic again: a caller without it runs the command itself), sends back
+ * the command's wait status, passes on the signals the caller sends (one 32-bit number each), and on hang-up
  * stops the command (SIGTERM, so that clang removes its temporary files; SIGKILL after
  * FFCC_ZYGOTE_GRACE_MS).  Without FFCC_ZYGOTE_FD the compiler runs as usual.
  *
@@ -225,6 +226,8 @@ static _Noreturn void relay(int conn) {
     if (command < 0)
         _exit(1);
     setpgid(command, command);  /* also done by the command: whichever runs first */
+    if (write_exact(conn, FFCC_ZYGOTE_MAGIC, 4) != 0)
+        kill(-command, SIGKILL);
     int32_t status = supervise(command, conn);
     _exit(write_exact(conn, &status, sizeof status) == 0 ? 0 : 1);
 }

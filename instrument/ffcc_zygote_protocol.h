@@ -10,7 +10,8 @@
 /* A request opens with these four bytes and five 32-bit words (native byte order): umask,
  * niceness, argc, environment size, text length; the caller's stdin, stdout and stderr are
  * attached.  The text follows: working directory, argv, environment, each NUL-terminated.
- * When the command ends the zygote answers with its 32-bit wait status. */
+ * The zygote answers with the magic once the command runs, then with its 32-bit wait status
+ * when it ends. */
 #define FFCC_ZYGOTE_MAGIC "FFCZ"
 #define FFCC_ZYGOTE_FD_COUNT 3
 #define FFCC_ZYGOTE_MAX_TEXT 67108864

@@ -22,12 +22,13 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ffcc.runtime.headers import defines
 
-from .client import OFF
+from .client import OFF, receive_exact
 from .runtime_cache import cache_dir
 
 HERE = Path(__file__).resolve().parent
@@ -38,16 +39,28 @@ MAGIC = str(PROTOCOL["FFCC_ZYGOTE_MAGIC"]).encode()
 WORDS = struct.Struct("=IiIII")  # umask, niceness, argc, environment size, text length
 STATUS = struct.Struct("=i")  # the command's wait status; the caller's signals, sent on
 SWITCH_ENV = "FFCC_ZYGOTE"  # set to one of client.OFF, commands run as processes of their own
-PROCESS_NAME = "ffcc-zygote"  # its argv[1], so that ps (and bench/) can tell it from a command
+PROCESS_NAME = "ffcc-zygote"
+STOPPED = f"the compiler zygote stopped during this command ({SWITCH_ENV}=0 runs without it)"  # its argv[1], so that ps (and bench/) can tell it from a command
 
 
 @dataclass(frozen=True)
 class Zygote:
-    """A running zygote: the compiler it holds (resolved) and where it listens."""
+    """A running zygote: the compiler it holds (resolved), where it listens, and the
+    environment its dynamic loader and C library read at start-up (``loader_settings``)."""
 
     compiler: str
     path: str
     pid: int
+    loader: dict[bytes, bytes]
+
+
+def loader_settings(environment: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
+    """What of an environment the dynamic loader and the C library read when a process
+    starts (LD_PRELOAD, LD_LIBRARY_PATH, GLIBC_TUNABLES, ...): a command whose settings differ
+    from the zygote's (fakeroot's LD_PRELOAD, say) must start as a process of its own for
+    them to apply."""
+    return {key: value for key, value in environment.items()
+            if key.startswith((b"LD_", b"GLIBC_TUNABLES", b"MALLOC_"))}
 
 
 _running: dict[str, Zygote] = {}  # the server's zygotes by compiler; its workers inherit them
@@ -92,12 +105,13 @@ def start(compiler: str, path: str, builder: str = "cc") -> Zygote | None:
     except OSError:
         listener.close()
         return None
-    env = {**os.environ, "LD_PRELOAD": str(preload), FD_ENV: str(listener.fileno())}
+    preloads = " ".join(filter(None, (str(preload), os.environ.get("LD_PRELOAD"))))
+    env = {**os.environ, "LD_PRELOAD": preloads, FD_ENV: str(listener.fileno())}
     process = subprocess.Popen([compiler, PROCESS_NAME], env=env, pass_fds=[listener.fileno()],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     listener.close()
-    zygote = Zygote(os.path.realpath(compiler), path, process.pid)
+    zygote = Zygote(os.path.realpath(compiler), path, process.pid, loader_settings(os.environb))
     _running[zygote.compiler] = zygote
     return zygote
 
@@ -121,7 +135,8 @@ def _request(argv: list[str], fds: tuple[int, int, int]) -> socket.socket | None
     """Hand ``argv`` to the zygote holding its compiler; the connection, or None when there
     is none (or it does not answer: then nothing has run)."""
     zygote = _running.get(os.path.realpath(argv[0])) if _running else None
-    if zygote is None or os.environ.get(SWITCH_ENV, "1") in OFF:
+    if zygote is None or os.environ.get(SWITCH_ENV, "1") in OFF \
+            or loader_settings(os.environb) != zygote.loader:
         return None
     mask = os.umask(0)
     os.umask(mask)
@@ -134,10 +149,12 @@ def _request(argv: list[str], fds: tuple[int, int, int]) -> socket.socket | None
         conn.connect(zygote.path)
         conn.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", *fds))])
         conn.sendall(text)
+        if receive_exact(conn, len(MAGIC)) == MAGIC:
+            return conn
     except OSError:
-        conn.close()
-        return None
-    return conn
+        pass
+    conn.close()
+    return None
 
 
 def _wait(conn: socket.socket) -> int:
@@ -151,7 +168,8 @@ def _wait(conn: socket.socket) -> int:
                 conn.sendall(STATUS.pack(signal.SIGINT))
                 continue
             if not chunk:
-                return -signal.SIGKILL  # the zygote went away with the command
+                print(f"ffcc: error: {STOPPED}", file=sys.stderr)
+                return 1
             reply += chunk
     return os.waitstatus_to_exitcode(STATUS.unpack(reply)[0])
 

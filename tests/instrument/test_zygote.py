@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,28 @@ def test_a_dead_zygote_means_a_process_of_its_own(shell_zygote):
     os.waitpid(shell_zygote.pid, 0)
     done = zygote.run([SHELL, "-c", "echo $PPID"], capture=True)
     assert int(done.stdout) == os.getpid()
+
+
+def test_other_loader_settings_mean_a_process_of_its_own(shell_zygote, monkeypatch):
+    """LD_PRELOAD, LD_LIBRARY_PATH and the like act when a process starts: a command that sets
+    them differently from the zygote's start must start for them to apply."""
+    monkeypatch.setenv("LD_BIND_NOW", "1")
+    done = zygote.run([SHELL, "-c", "echo $PPID"], capture=True)
+    assert int(done.stdout) == os.getpid()
+
+
+def test_zygote_gone_during_a_command_is_an_error(shell_zygote, tmp_path, capsys):
+    pid_file = tmp_path / "pid"
+    stopper = threading.Thread(target=lambda: os.kill(parent_of(_started(pid_file)),
+                                                      signal.SIGKILL))
+    stopper.start()
+    try:
+        done = zygote.run([SHELL, "-c", f"echo $$ > {pid_file}; exec sleep 30"])
+    finally:
+        stopper.join()
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert done.returncode == 1
+    assert zygote.STOPPED in capsys.readouterr().err
 
 
 def _caller(argv: list[str]) -> int:
