@@ -39,8 +39,8 @@ MAGIC = str(PROTOCOL["FFCC_ZYGOTE_MAGIC"]).encode()
 WORDS = struct.Struct("=IiIII")  # umask, niceness, argc, environment size, text length
 STATUS = struct.Struct("=i")  # the command's wait status; the caller's signals, sent on
 SWITCH_ENV = "FFCC_ZYGOTE"  # set to one of client.OFF, commands run as processes of their own
-PROCESS_NAME = "ffcc-zygote"
-STOPPED = f"the compiler zygote stopped during this command ({SWITCH_ENV}=0 runs without it)"  # its argv[1], so that ps (and bench/) can tell it from a command
+PROCESS_NAME = "ffcc-zygote"  # its argv[1], so that ps (and bench/) can tell it from a command
+STOPPED = f"the compiler zygote stopped during this command ({SWITCH_ENV}=0 runs without it)"
 
 
 @dataclass(frozen=True)
