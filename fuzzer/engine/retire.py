@@ -44,6 +44,10 @@ retiring a label that never fires would save nothing. On libpng's harness a labe
 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361 labels),
 1.2 times (docs/LABELS.md, Hot sites).
 
+A common site (some label of it hit by more inputs than the median covered edge) that goes
+STALE_SECONDS without a newly covered label is done as a hot site is: it ran in most of the
+executions of those minutes, and what is left of its labels fired in none of them.
+
 Most sites keep a label no input can cover there (a kill condition a dominating test rules
 out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
 ``rare``, and once STALL_SECONDS pass without a newly covered label, every label that is
@@ -92,6 +96,14 @@ HOT_CLASSES = 0x40 | 0x80
 # (elsewhere they go with the next lean rebuild): the site has run them at least 32 times in
 # some of the runs that got there.
 HOT_GRACE = 20.0
+# How long a common site (one of its labels hit by more inputs than the median covered edge)
+# may go without a newly covered label before it is done, as a hot site is: its uncovered
+# labels are given up and the next lean rebuild compiles it out.  Common, it has run in most of
+# the campaign's executions over that time, millions on a fast harness, with its covered
+# labels' turns as targets past (TURN_WINDOW); what is left there has not fired on any of
+# them.  cJSON's harness covered its labels in the first two minutes, and its lean builds kept
+# the rest compiled in: 11 % a run on the same inputs (docs/LABELS.md, Stale sites).
+STALE_SECONDS = 120.0
 
 
 def common_level(edge_hits: np.ndarray) -> float:
@@ -129,7 +141,10 @@ class Retirement:
         self._label_indices = self._slots  # map indices, once the map's size is known
         self._site = np.asarray(labels.site_of, dtype=np.int64)[self._slots] \
             if labels.site_of else np.arange(len(self._slots))  # each label's site (dense)
-        self._hot_since = np.full(int(self._site.max(initial=-1)) + 1, np.inf)  # clock()
+        sites = int(self._site.max(initial=-1)) + 1
+        self._hot_since = np.full(sites, np.inf)  # clock()
+        self._site_cover = np.full(sites, np.nan)  # clock() of the site's latest first cover
+        self._site_inputs = np.zeros(sites)  # the most inputs one of its labels had, counting
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
         self._gated = gate_of_label >= 0
@@ -183,6 +198,9 @@ class Retirement:
         covered = (classes != 0xFF) & ~self.retired
         now = self._clock()
         first = covered & ~self._seen
+        self._site_cover[self._site[first]] = now
+        if hits is not None:
+            self._mark_stale(hits, start, now)
         hot = self._hot(classes, now)
         newly = covered
         if self._while_rare and hits is not None and turns is not None and covered.any():
@@ -211,6 +229,17 @@ class Retirement:
         (a label compiled out after it was covered reads as every class, and shows nothing)."""
         self._mark_hot(((classes & HOT_CLASSES) != HOT_CLASSES) & ~self.retired, now)
         return np.isfinite(self._hot_since)[self._site]
+
+    def _mark_stale(self, hits: np.ndarray, start: int, now: float) -> None:
+        """Mark hot the common sites that went STALE_SECONDS without a newly covered label
+        (``hits``: FairFuzz's rarity input, by map index; the labels' region from
+        ``start``)."""
+        live = ~self.retired
+        np.maximum.at(self._site_inputs, self._site[live], hits[self._label_indices[live]])
+        with np.errstate(invalid="ignore"):  # a site none of whose labels was covered: NaN
+            stale = (now - self._site_cover >= STALE_SECONDS) \
+                & (self._site_inputs > common_level(hits[:start]))
+        self._mark_hot(stale[self._site], now)
 
     def note_census(self, classes: np.ndarray) -> int:
         """Mark hot the sites where a census saw a label in HOT_CLASSES (census.py):
