@@ -144,7 +144,7 @@ class Retirement:
         sites = int(self._site.max(initial=-1)) + 1
         self._hot_since = np.full(sites, np.inf)  # clock()
         self._site_cover = np.full(sites, np.nan)  # clock() of the site's latest first cover
-        self._site_inputs = np.zeros(sites)  # the most inputs one of its labels had, counting
+        self._site_common = np.zeros(sites, dtype=bool)  # a label of it was common, counting
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
         self._gated = gate_of_label >= 0
@@ -234,11 +234,10 @@ class Retirement:
         """Mark hot the common sites that went STALE_SECONDS without a newly covered label
         (``hits``: FairFuzz's rarity input, by map index; the labels' region from
         ``start``)."""
-        live = ~self.retired
-        np.maximum.at(self._site_inputs, self._site[live], hits[self._label_indices[live]])
+        common = ~self.retired & (hits[self._label_indices] > common_level(hits[:start]))
+        self._site_common[self._site[common]] = True  # a retired label's count stops growing
         with np.errstate(invalid="ignore"):  # a site none of whose labels was covered: NaN
-            stale = (now - self._site_cover >= STALE_SECONDS) \
-                & (self._site_inputs > common_level(hits[:start]))
+            stale = (now - self._site_cover >= STALE_SECONDS) & self._site_common
         self._mark_hot(stale[self._site], now)
 
     def note_census(self, classes: np.ndarray) -> int:
