@@ -44,7 +44,8 @@ retiring a label that never fires would save nothing. On libpng's harness a labe
 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361 labels),
 1.2 times (docs/LABELS.md, Hot sites).
 
-A common site (some label of it hit by more inputs than the median covered edge) that goes
+A common site (some label of it hit by as many inputs as the median covered edge, or more,
+while it counted) that goes
 STALE_SECONDS without a newly covered label is done as a hot site is: it ran in most of the
 executions of those minutes, and what is left of its labels fired in none of them.
 
@@ -96,8 +97,8 @@ HOT_CLASSES = 0x40 | 0x80
 # (elsewhere they go with the next lean rebuild): the site has run them at least 32 times in
 # some of the runs that got there.
 HOT_GRACE = 20.0
-# How long a common site (one of its labels hit by more inputs than the median covered edge)
-# may go without a newly covered label before it is done, as a hot site is: its uncovered
+# How long a common site (one of its labels hit by as many inputs as the median covered edge,
+# or more) may go without a newly covered label before it is done, as a hot site is: its uncovered
 # labels are given up and the next lean rebuild compiles it out.  Common, it has run in most of
 # the campaign's executions over that time, millions on a fast harness, with its covered
 # labels' turns as targets past (TURN_WINDOW); what is left there has not fired on any of
@@ -233,8 +234,10 @@ class Retirement:
     def _mark_stale(self, hits: np.ndarray, start: int, now: float) -> None:
         """Mark hot the common sites that went STALE_SECONDS without a newly covered label
         (``hits``: FairFuzz's rarity input, by map index; the labels' region from
-        ``start``)."""
-        common = ~self.retired & (hits[self._label_indices] > common_level(hits[:start]))
+        ``start``).  At least the median, not above it: a label every input hits, as the
+        harness's own are, is no more than the median edge early on, when most edges are hit
+        by every seed, and it retires before the queue grows."""
+        common = ~self.retired & (hits[self._label_indices] >= common_level(hits[:start]))
         self._site_common[self._site[common]] = True  # a retired label's count stops growing
         with np.errstate(invalid="ignore"):  # a site none of whose labels was covered: NaN
             stale = (now - self._site_cover >= STALE_SECONDS) & self._site_common

@@ -392,7 +392,7 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
 
 def test_a_common_site_without_a_new_label_for_long_is_done_as_a_hot_one() -> None:
     """Sites 0 (labels 16-18), 1 (19-20) and 2 (21): a label of each covered at 0; site 0's
-    hit by more inputs than the median edge, site 1's by fewer, site 2's too but its label
+    hit by as many inputs as the median edge, site 1's by fewer, site 2's by more but its label
     left is covered later.  After STALE_SECONDS site 0 is done: hot, so the next lean rebuild
     compiles it out, its uncovered label 18 too; site 1 keeps its label 20."""
     records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5)
@@ -405,7 +405,7 @@ def test_a_common_site_without_a_new_label_for_long_is_done_as_a_hot_one() -> No
         virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
         virgin[:4], hits[:4] = 0, (10, 20, 30, 40)  # the median covered edge: 25 inputs
         virgin[[16, 17, 19, 21]] = 0xFE
-        hits[[16, 17, 19, 21]] = (100, 3, 2, 200)
+        hits[[16, 17, 19, 21]] = (25, 3, 2, 200)  # 16: as many inputs as the median edge
         nobody = np.zeros(0, np.int64)
         retirement.retire_covered(virgin, hits, nobody)
         assert retirement.hot_ids() == set()
