@@ -204,7 +204,7 @@ class LeanBuilds:
     def _due(self, retirement: Retirement) -> bool:
         if time.monotonic() - self._running_since < self._backoff:
             return False
-        newly = len((retirement.retired_ids() | retirement.hot_ids()) - self.compiled_out.keys())
+        newly = len(retirement.retired_ids() - self.compiled_out.keys())
         covered = len(retirement.covered_ids() - self.compiled_out.keys())
         return newly > 0 and newly >= WORTH_A_REBUILD * covered
 

@@ -44,11 +44,6 @@ retiring a label that never fires would save nothing. On libpng's harness a labe
 2.8 times a plain one's CPU; without the 1,241 labels of its 243 hot sites (of 22,361 labels),
 1.2 times (docs/LABELS.md, Hot sites).
 
-A common site (some label of it hit by as many inputs as the median covered edge, or more,
-while it counted) that goes
-STALE_SECONDS without a newly covered label is done as a hot site is: it ran in most of the
-executions of those minutes, and what is left of its labels fired in none of them.
-
 Most sites keep a label no input can cover there (a kill condition a dominating test rules
 out, docs/LABELS.md), so their gates never close.  ``--retire stall`` gives up on those: as
 ``rare``, and once STALL_SECONDS pass without a newly covered label, every label that is
@@ -97,14 +92,6 @@ HOT_CLASSES = 0x40 | 0x80
 # (elsewhere they go with the next lean rebuild): the site has run them at least 32 times in
 # some of the runs that got there.
 HOT_GRACE = 20.0
-# How long a common site (one of its labels hit by as many inputs as the median covered edge,
-# or more) may go without a newly covered label before it is done, as a hot site is: its uncovered
-# labels are given up and the next lean rebuild compiles it out.  Common, it has run in most of
-# the campaign's executions over that time, millions on a fast harness, with its covered
-# labels' turns as targets past (TURN_WINDOW); what is left there has not fired on any of
-# them.  cJSON's harness covered its labels in the first two minutes, and its lean builds kept
-# the rest compiled in: 11 % a run on the same inputs (docs/LABELS.md, Stale sites).
-STALE_SECONDS = 120.0
 
 
 def common_level(edge_hits: np.ndarray) -> float:
@@ -142,10 +129,7 @@ class Retirement:
         self._label_indices = self._slots  # map indices, once the map's size is known
         self._site = np.asarray(labels.site_of, dtype=np.int64)[self._slots] \
             if labels.site_of else np.arange(len(self._slots))  # each label's site (dense)
-        sites = int(self._site.max(initial=-1)) + 1
-        self._hot_since = np.full(sites, np.inf)  # clock()
-        self._site_cover = np.full(sites, np.nan)  # clock() of the site's latest first cover
-        self._site_common = np.zeros(sites, dtype=bool)  # a label of it was common, counting
+        self._hot_since = np.full(int(self._site.max(initial=-1)) + 1, np.inf)  # clock()
         gate_of_label = np.asarray(labels.gates, dtype=np.int64)[self._slots] \
             if labels.gates else np.full(len(self._slots), -1, dtype=np.int64)
         self._gated = gate_of_label >= 0
@@ -199,9 +183,6 @@ class Retirement:
         covered = (classes != 0xFF) & ~self.retired
         now = self._clock()
         first = covered & ~self._seen
-        self._site_cover[self._site[first]] = now
-        if hits is not None:
-            self._mark_stale(hits, start, now)
         hot = self._hot(classes, now)
         newly = covered
         if self._while_rare and hits is not None and turns is not None and covered.any():
@@ -230,18 +211,6 @@ class Retirement:
         (a label compiled out after it was covered reads as every class, and shows nothing)."""
         self._mark_hot(((classes & HOT_CLASSES) != HOT_CLASSES) & ~self.retired, now)
         return np.isfinite(self._hot_since)[self._site]
-
-    def _mark_stale(self, hits: np.ndarray, start: int, now: float) -> None:
-        """Mark hot the common sites that went STALE_SECONDS without a newly covered label
-        (``hits``: FairFuzz's rarity input, by map index; the labels' region from
-        ``start``).  At least the median, not above it: a label every input hits, as the
-        harness's own are, is no more than the median edge early on, when most edges are hit
-        by every seed, and it retires before the queue grows."""
-        common = ~self.retired & (hits[self._label_indices] >= common_level(hits[:start]))
-        self._site_common[self._site[common]] = True  # a retired label's count stops growing
-        with np.errstate(invalid="ignore"):  # a site none of whose labels was covered: NaN
-            stale = (now - self._site_cover >= STALE_SECONDS) & self._site_common
-        self._mark_hot(stale[self._site], now)
 
     def note_census(self, classes: np.ndarray) -> int:
         """Mark hot the sites where a census saw a label in HOT_CLASSES (census.py):

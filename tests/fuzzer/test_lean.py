@@ -187,8 +187,8 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
     assert lean_for(project, "2.5").period == 2.5  # type: ignore[union-attr]
 
     class Retired:
-        def __init__(self, retired: set[int], covered: set[int], hot: frozenset[int] = frozenset()) -> None:
-            self.retired, self.covered, self.hot = retired, covered, hot
+        def __init__(self, retired: set[int], covered: set[int]) -> None:
+            self.retired, self.covered = retired, covered
 
         def retired_ids(self) -> set[int]:
             return self.retired
@@ -196,15 +196,10 @@ def test_lean_rebuilds_are_the_default_where_ffcc_can_rebuild(tmp_path) -> None:
         def covered_ids(self) -> set[int]:
             return self.covered
 
-        def hot_ids(self) -> set[int]:
-            return set(self.hot)
-
     now = lean_for(project, "0")
     assert now is not None and len(now.database.labels) > 100
     assert now._due(Retired({0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}))  # type: ignore[arg-type]
     assert not now._due(Retired({0}, set(range(11))))  # type: ignore[arg-type]
-    # a hot or stale site's labels count, its uncovered ones too: the rebuild compiles them out
-    assert now._due(Retired(set(), set(range(11)), frozenset({0, 11})))  # type: ignore[arg-type]
     with pytest.raises(FuzzerError, match="no record of how ffcc built it"):
         lean_for(single, "60")
     for wrong in ("soon", "-1", "inf"):

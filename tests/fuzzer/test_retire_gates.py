@@ -388,39 +388,3 @@ def test_the_labels_of_a_hot_site_retire_without_waiting_for_a_turn() -> None:
             assert retirement.closed_now == (1 if gated else 0)
         finally:
             retirement.close()
-
-
-def test_a_common_site_without_a_new_label_for_long_is_done_as_a_hot_one() -> None:
-    """Sites 0 (labels 16-18), 1 (19-20) and 2 (21): a label of each covered at 0; site 0's
-    hit by as many inputs as the median edge, site 1's by fewer, site 2's by more but its label
-    left is covered later.  After STALE_SECONDS site 0 is done: hot, so the next lean rebuild
-    compiles it out, its uncovered label 18 too; site 1 keeps its label 20."""
-    records = [LabelRecord(id=i, slot=i, file="/t.c", line=line, column=5)
-               for i, line in enumerate((3, 3, 3, 9, 9, 15, 15))]
-    labels = LabelMap.of(LabelDatabase(16, records))
-    assert labels.site_of[:7] == (0, 0, 0, 1, 1, 2, 2)
-    now = [0.0]
-    retirement = Retirement(labels, clock=lambda: now[0], while_rare=True)
-    try:
-        virgin, hits = np.full(32, 0xFF, np.uint8), np.zeros(32, np.uint32)
-        virgin[:4], hits[:4] = 0, (10, 20, 30, 40)  # the median covered edge: 25 inputs
-        virgin[[16, 17, 19, 21]] = 0xFE
-        hits[[16, 17, 19, 21]] = (25, 3, 2, 200)  # 16: as many inputs as the median edge
-        nobody = np.zeros(0, np.int64)
-        retirement.retire_covered(virgin, hits, nobody)
-        assert retirement.hot_ids() == set()
-        now[0] = retire.STALE_SECONDS - 1
-        virgin[22] = 0xFE  # site 2 covers another label
-        retirement.retire_covered(virgin, hits, nobody)
-        assert retirement.hot_ids() == set()
-        # by now the edges' counts have grown and the retired labels' are left out (rarity)
-        grown = hits * 100
-        grown[16:23] = 0
-        now[0] = retire.STALE_SECONDS
-        retirement.retire_covered(virgin, grown, nobody)
-        assert retirement.hot_ids() == {0, 1, 2}, "site 0 is done; site 1 was never common"
-        now[0] = retire.STALE_SECONDS * 2
-        retirement.retire_covered(virgin, grown, nobody)
-        assert retirement.hot_ids() == {0, 1, 2, 5, 6}, "site 2, since its last cover"
-    finally:
-        retirement.close()
