@@ -45,13 +45,22 @@ STOPPED = f"the compiler zygote stopped during this command ({SWITCH_ENV}=0 runs
 
 @dataclass(frozen=True)
 class Zygote:
-    """A running zygote: the compiler it holds (resolved), where it listens, and the
-    environment its dynamic loader and C library read at start-up (``loader_settings``)."""
+    """A running zygote: the compiler it holds (resolved) and that file's identity when it
+    started, where it listens, and the environment its dynamic loader and C library read at
+    start-up (``loader_settings``)."""
 
     compiler: str
+    identity: tuple[int, int, int]
     path: str
     pid: int
     loader: dict[bytes, bytes]
+
+
+def file_identity(path: str) -> tuple[int, int, int]:
+    """Which file is at ``path``: an upgraded compiler is another file (or a rewritten one),
+    and its commands must not run in a zygote of the old one."""
+    info = os.stat(path)
+    return info.st_ino, info.st_mtime_ns, info.st_size
 
 
 def loader_settings(environment: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
@@ -111,7 +120,9 @@ def start(compiler: str, path: str, builder: str = "cc") -> Zygote | None:
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     listener.close()
-    zygote = Zygote(os.path.realpath(compiler), path, process.pid, loader_settings(os.environb))
+    resolved = os.path.realpath(compiler)
+    zygote = Zygote(resolved, file_identity(resolved), path, process.pid,
+                    loader_settings(os.environb))
     _running[zygote.compiler] = zygote
     return zygote
 
@@ -137,6 +148,11 @@ def _request(argv: list[str], fds: tuple[int, int, int]) -> socket.socket | None
     zygote = _running.get(os.path.realpath(argv[0])) if _running else None
     if zygote is None or os.environ.get(SWITCH_ENV, "1") in OFF \
             or loader_settings(os.environb) != zygote.loader:
+        return None
+    try:
+        if file_identity(zygote.compiler) != zygote.identity:
+            return None
+    except OSError:
         return None
     mask = os.umask(0)
     os.umask(mask)

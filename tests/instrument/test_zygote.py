@@ -94,6 +94,24 @@ def test_other_loader_settings_mean_a_process_of_its_own(shell_zygote, monkeypat
     assert int(done.stdout) == os.getpid()
 
 
+def test_an_upgraded_compiler_runs_as_a_process_of_its_own(tmp_path):
+    """The zygote holds the compiler as it was when it started: once the file is replaced
+    (a package upgrade), commands run the new one."""
+    shell = tmp_path / "sh"
+    shutil.copy(SHELL, shell)
+    started = zygote.start(str(shell), str(tmp_path / "z.sock"))
+    assert started is not None
+    try:
+        script = [str(shell), "-c", "echo $PPID"]
+        assert int(zygote.run(script, capture=True).stdout) != os.getpid()
+        replacement = tmp_path / "sh.new"
+        shutil.copy(SHELL, replacement)
+        os.replace(replacement, shell)
+        assert int(zygote.run(script, capture=True).stdout) == os.getpid()
+    finally:
+        zygote.stop_all()
+
+
 def test_zygote_gone_during_a_command_is_an_error(shell_zygote, tmp_path, capsys):
     pid_file = tmp_path / "pid"
     stopper = threading.Thread(target=lambda: os.kill(parent_of(_started(pid_file)),
