@@ -76,10 +76,11 @@ def start_zygote(path: str) -> None:
     """Start a zygote (zygote.py) of the compiler ffcc runs by default here, if it is clang,
     whose start-up is most of a small compile's cost: the workers run its commands there."""
     from . import zygote
+    from .options import parse_options
     from .toolchain import BackendKind, select_backend
     try:
-        backend = select_backend(os.environ.get("FFCC_CC") or None)
-    except Exception:  # noqa: BLE001  (no compiler: each command reports it)
+        backend = select_backend(parse_options([]).cc)
+    except Exception:  # noqa: BLE001  (no compiler, bad FFCC_FLAGS: each command reports it)
         return
     if backend.kind is BackendKind.CLANG:
         zygote.start(backend.path, path + ".zygote", builder=backend.path)
