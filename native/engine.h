@@ -30,8 +30,11 @@
 #define FFCC_MAX_TOKEN_LEN 128
 #define FFCC_ARITH_MAX 35 /* arithmetic mutations add or subtract 1..FFCC_ARITH_MAX (AFL) */
 /* How long the forkserver may take to answer a request or to report a child
- * the fuzzer killed, before the fuzzer gives up on it. */
-#define FFCC_GRACE_MS 2000
+ * the fuzzer killed, before the fuzzer gives up on it.  Generous: a loaded
+ * machine can take seconds to schedule the forkserver or to reap a child of
+ * gigabytes, and giving up ends the campaign (AFL++ waits for the pid without
+ * a bound); a forkserver that never answers still ends it with one line. */
+#define FFCC_GRACE_MS 10000
 /* Wall time for pinning one crash outside the cases on a case. */
 #define FFCC_SEARCH_MS 2000
 /* At most this many crashes outside the cases go unsearched between two searches. */
