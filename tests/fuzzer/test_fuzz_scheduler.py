@@ -18,8 +18,8 @@ from ffcc.fuzzer.engine.scheduler import (
     Scheduler,
     Selection,
     least_hit,
-    rare_branches,
     rarity_cutoff,
+    within_cutoff,
 )
 
 
@@ -39,10 +39,10 @@ def test_cutoff_ignores_unhit_branches_and_empty_maps() -> None:
     assert rarity_cutoff(np.array([0, 0, 5], np.uint32)) == 8
 
 
-def test_rare_branches_are_the_entrys_hit_branches_within_the_cutoff() -> None:
+def test_rare_branches_are_the_hit_branches_within_the_cutoff() -> None:
     hits = np.array([0, 50, 3, 9, 1], np.uint32)
-    assert rare_branches(np.array([0, 1, 2, 3], np.uint32), hits, 16).tolist() == [2, 3]
-    assert rare_branches(np.array([], np.uint32), hits, 16).tolist() == []
+    assert within_cutoff(hits, 16).tolist() == [False, False, True, True, True]
+    assert RarityCutoffs.of(hits, None).rare_map(hits).tolist() == [False] * 4 + [True]
     branches = np.array([1, 2, 3], np.uint32)
     assert least_hit(branches, hits[branches], random.Random(0)) == 2
 
@@ -319,12 +319,16 @@ def test_a_label_is_rare_among_all_branches_or_among_labels() -> None:
     cutoffs = RarityCutoffs.of(hits, 8)
     assert (cutoffs.branches, cutoffs.labels) == (1, 8)
     edges = np.array([1, 2, 3, 9, 10, 11], np.uint32)
-    assert sorted(cutoffs.rare(edges, hits).tolist()) == [1, 9, 10]
-    assert RarityCutoffs.of(hits, None).rare(edges, hits).tolist() == [1]
+
+    def rare(cutoffs: RarityCutoffs) -> list[int]:
+        return edges[cutoffs.rare_map(hits)[edges]].tolist()
+
+    assert rare(cutoffs) == [1, 9, 10]
+    assert rare(RarityCutoffs.of(hits, None)) == [1]
     assert RarityCutoffs.of(hits, 8, shift=2).branches == 4
     hits[[1, 3]] = (7, 9)  # the least hit branch is a label now: both cutoffs are 8
     assert RarityCutoffs.of(hits, 8).branches == 8
-    assert sorted(RarityCutoffs.of(hits, 8).rare(edges, hits).tolist()) == [1, 9, 10]
+    assert rare(RarityCutoffs.of(hits, 8)) == [1, 9, 10]
     hits[[1, 3]] = (1, 3)
     sched, queue = FairFuzzScheduler(), Queue(16)
     e = entry(0, [2, 3, 9, 11])
