@@ -45,7 +45,7 @@ class Labelling:
         describes its trace, nor, once a site's gate closed, that of any entry that ran the
         site (its label code's edges stop too; which entries did, no trace says):
         checksum_of takes it again when it is next needed."""
-        if self.retirement is None:
+        if self.retirement is None or not self.retirement.pass_due():
             return
         retired = self.retirement.retire_covered(virgin, hits(), turns)
         if not len(retired):

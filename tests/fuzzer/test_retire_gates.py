@@ -289,6 +289,26 @@ def test_a_covered_label_counts_until_its_turn_as_a_target_or_a_common_one_short
             retirement.close()
 
 
+def test_labels_waiting_for_turns_are_looked_at_every_pass_interval_first_at_every_pass() -> None:
+    """Under ``rare`` a pass waits PASS_INTERVAL after the last one (its clocks count
+    seconds, a fast target's selections come hundreds a second); under ``first`` every pass
+    is due, so that no covered label gets a turn as a target."""
+    labels = LabelMap(tuple(LabelSite(i) for i in range(4)), 8)
+    virgin = np.full(32, 0xFF, np.uint8)
+    now = [5.0]
+    for while_rare, due_soon in ((True, False), (False, True)):
+        retirement = Retirement(labels, clock=lambda: now[0], while_rare=while_rare)
+        try:
+            assert retirement.pass_due()
+            retirement.retire_covered(virgin)
+            now[0] += retire.PASS_INTERVAL / 2
+            assert retirement.pass_due() is due_soon
+            now[0] += retire.PASS_INTERVAL / 2
+            assert retirement.pass_due()
+        finally:
+            retirement.close()
+
+
 def test_an_uncommon_label_stays_a_target_for_its_turns_within_the_window() -> None:
     """Labels 24-27, covered, none common (the median edge is hit 25 times); 24 had one turn,
     25 LABEL_TURNS of them, 26 none, 27 one and is hit more than the median edge.  25 and 27
