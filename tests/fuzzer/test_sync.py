@@ -69,21 +69,33 @@ def stats(instance: Path) -> dict[str, str]:
 class Instances:
     """Fuzzers started in the background, each ended by the test (or killed at teardown)."""
 
-    def __init__(self) -> None:
+    def __init__(self, logs: Path) -> None:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.logs = logs  # each instance's output, shown when a test's wait fails
+
+    def _start(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        with (self.logs / f"{name}.log").open("wb") as log:
+            self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                                env=env)
 
     def ffuzz(self, sync_dir: Path, role: str, name: str, seeds: Path, binary: Path) -> None:
-        self.procs[name] = subprocess.Popen(
-            ["ffuzz", "-i", str(seeds), "-o", str(sync_dir), role, name, "--sync-seconds",
-             "0.2", "-E", NEVER, "--seed", "1", "--", str(binary), "@@"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ffuzz_env())
+        self._start(name, ["ffuzz", "-i", str(seeds), "-o", str(sync_dir), role, name,
+                           "--sync-seconds", "0.2", "-E", NEVER, "--seed", "1", "--",
+                           str(binary), "@@"], ffuzz_env())
 
     def afl(self, sync_dir: Path, name: str, seeds: Path, binary: Path) -> None:
-        env = ffuzz_env(AFL_IMPORT_FIRST="1", AFL_SKIP_BIN_CHECK="1")
-        self.procs[name] = subprocess.Popen(
-            ["afl-fuzz", "-i", str(seeds), "-o", str(sync_dir), "-S", name, "-E", NEVER,
-             "--", str(binary), "@@"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self._start(name, ["afl-fuzz", "-i", str(seeds), "-o", str(sync_dir), "-S", name,
+                           "-E", NEVER, "--", str(binary), "@@"],
+                    ffuzz_env(AFL_IMPORT_FIRST="1", AFL_SKIP_BIN_CHECK="1"))
+
+    def report(self, sync_dir: Path) -> str:
+        """What each instance printed and holds, for a failed wait's message."""
+        parts = []
+        for name, proc in self.procs.items():
+            queue = sorted(p.name for p in (sync_dir / name / "queue").glob("id:*"))
+            output = (self.logs / f"{name}.log").read_text(errors="replace")[-1500:]
+            parts.append(f"{name} (exit {proc.poll()}): queue {queue}\n{output}")
+        return "\n".join(parts)
 
     def alive(self, name: str) -> bool:
         return self.procs[name].poll() is None
@@ -94,15 +106,22 @@ class Instances:
         return proc.wait(timeout=WAIT)
 
     def stop_all(self) -> None:
+        """Interrupt every instance still running (afl-fuzz removes its shared memory only
+        when it exits by itself); kill what does not end."""
         for proc in self.procs.values():
             if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=WAIT)
+            except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
 
 
 @pytest.fixture
-def instances() -> Iterator[Instances]:
-    started = Instances()
+def instances(tmp_path: Path) -> Iterator[Instances]:
+    started = Instances(tmp_path)
     yield started
     started.stop_all()
 
@@ -113,10 +132,10 @@ def test_ffuzz_and_afl_fuzz_exchange_entries_both_ways(letters, tmp_path, instan
     instances.ffuzz(sync, "-M", "a", seed_dir(tmp_path, "A"), letters)
     instances.ffuzz(sync, "-S", "b", seed_dir(tmp_path, "B"), letters)
     assert poll_until(lambda: imported(sync, "a", "b") and imported(sync, "b", "a"), WAIT), \
-        "a and b did not take each other's seed"
+        instances.report(sync)
     instances.afl(sync, "c", seed_dir(tmp_path, "C"), letters)
     assert poll_until(lambda: imported(sync, "c", "a") and imported(sync, "a", "c"), WAIT), \
-        "a and afl-fuzz's c did not take each other's seed"
+        instances.report(sync)
     for name in ("a", "b", "c"):
         assert instances.alive(name), name
     assert (sync / "a" / "is_main_node").exists()
