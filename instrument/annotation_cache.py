@@ -31,7 +31,9 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from ffcc.runtime.files import write_atomic
 
 from .client import installation_id, private_dir, socket_dir
 
@@ -49,14 +51,18 @@ TOO_RECENT_SECONDS = 2.0
 # At most this many bytes of entries (XDG_RUNTIME_DIR is a small tmpfs): the least recently
 # used go first.
 KEEP_BYTES = 256 << 20
-_PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
+PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
 _PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
 _ENTRY_PREFIX = "annotations-"
+_Kind = TypeVar("_Kind")
+
+
+Stamp = tuple[str, int, int]  # (path, modification time in ns, size)
 
 
 @dataclass
 class _Entry:
-    inputs: list[tuple[str, int, int]]  # (path, modification time in ns, size)
+    inputs: list[Stamp]
     pic_options: tuple[str, ...] | None  # the PIC options it needs; None: any
     annotation: Annotation
 
@@ -64,22 +70,25 @@ class _Entry:
 def cached_annotation(path: str, args: list[str], options: LabelOptions,
                       compiled_out: frozenset[int], make: Callable[[], Annotation]) -> Annotation:
     """``make()``'s annotation of ``path``, or the one kept from a compile of the same unit."""
-    directory = _directory()
+    directory = cache_directory()
     if directory is None:
         return make()
-    pic = tuple(arg for arg in args if _PIC_OPTION.match(arg))
-    key = _key(path, [arg for arg in args if not _PIC_OPTION.match(arg)], options, compiled_out)
+    pic = tuple(arg for arg in args if PIC_OPTION.match(arg))
+    key = _key(path, [arg for arg in args if not PIC_OPTION.match(arg)], options, compiled_out)
     where = os.path.join(directory, key)
-    entry = _load(where)
+    entry = load_entry(where, _Entry)
     if entry is not None and _serves(entry, pic):
         os.utime(where)
         return entry.annotation
     annotation = make()
-    _store(where, path, pic, annotation)
+    inputs = kept_inputs([os.path.abspath(path), *annotation.headers])
+    if inputs is not None:
+        stamps, reads_pic = inputs
+        store_entry(where, _Entry(stamps, pic if reads_pic else None, annotation))
     return annotation
 
 
-def _directory() -> str | None:
+def cache_directory() -> str | None:
     """This installation's entries, in the servers' private directory; None when off."""
     if os.environ.get(ENABLED_ENV, "1") == "0":
         return None
@@ -102,42 +111,52 @@ def _installation() -> str:
 
 
 def _key(path: str, args: list[str], options: LabelOptions, compiled_out: frozenset[int]) -> str:
-    made_of = (os.path.abspath(path), args, _canonical(options), sorted(compiled_out))
+    return entry_key((os.path.abspath(path), args, canonical(options), sorted(compiled_out)))
+
+
+def entry_key(made_of: object) -> str:
+    """The name of the entry made of ``made_of`` (canonical values: its repr is its identity)."""
     return hashlib.blake2b(repr(made_of).encode(errors="surrogateescape"),
                            digest_size=16).hexdigest()
 
 
-def _canonical(value: object) -> object:
+def canonical(value: object) -> object:
     """``value`` as something whose repr is the same in every process: sets sorted, a
     function by its name (its repr holds its address)."""
     if isinstance(value, (frozenset, set)):
-        return sorted(_canonical(v) for v in value)  # type: ignore[type-var]
+        return sorted(canonical(v) for v in value)  # type: ignore[type-var]
     if isinstance(value, functools.partial):
-        return (_canonical(value.func), [_canonical(a) for a in value.args],
+        return (canonical(value.func), [canonical(a) for a in value.args],
                 sorted(value.keywords.items()))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [(f.name, _canonical(getattr(value, f.name))) for f in dataclasses.fields(value)]
+        return [(f.name, canonical(getattr(value, f.name))) for f in dataclasses.fields(value)]
     if callable(value):
         return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', value)}"
     return value
 
 
-def _load(where: str) -> _Entry | None:
+def load_entry(where: str, kind: type[_Kind]) -> _Kind | None:
+    """The entry kept at ``where``, if there is one of that kind."""
     try:
         with open(where, "rb") as stored:
             entry = pickle.loads(zlib.decompress(stored.read()))
     except (OSError, zlib.error, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         return None
-    return entry if isinstance(entry, _Entry) else None
+    return entry if isinstance(entry, kind) else None
 
 
 def _serves(entry: _Entry, pic: tuple[str, ...]) -> bool:
     if entry.pic_options is not None and entry.pic_options != pic:
         return False
-    return all(_stamp(path) == (path, mtime, size) for path, mtime, size in entry.inputs)
+    return unchanged(entry.inputs)
 
 
-def _stamp(path: str) -> tuple[str, int, int] | None:
+def unchanged(inputs: list[Stamp]) -> bool:
+    """Whether every input still has the modification time and size it was kept with."""
+    return all(_stamp(path) == (path, mtime, size) for path, mtime, size in inputs)
+
+
+def _stamp(path: str) -> Stamp | None:
     try:
         info = os.stat(path)
     except OSError:
@@ -145,25 +164,26 @@ def _stamp(path: str) -> tuple[str, int, int] | None:
     return path, info.st_mtime_ns, info.st_size
 
 
-def _store(where: str, path: str, pic: tuple[str, ...], annotation: Annotation) -> None:
-    """Keep ``annotation`` (written whole or not at all), and remove entries unused for long."""
-    inputs = [_stamp(name) for name in (os.path.abspath(path), *annotation.headers)]
+def kept_inputs(paths: list[str]) -> tuple[list[Stamp], bool] | None:
+    """The stamps of a unit's inputs and whether any spells a PIC macro name, or None when
+    one is gone or changed too recently for its stamp to show its next change."""
+    inputs = [_stamp(name) for name in paths]
     recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
     stamps = [stamp for stamp in inputs if stamp is not None and stamp[1] <= recent]
-    if len(stamps) < len(inputs):  # one gone, or too recently changed
-        return
+    if len(stamps) < len(inputs):
+        return None
     texts = [_read(name) for name, _, _ in stamps]
     if any(text is None for text in texts):
-        return
-    reads_pic = any(_PIC_WORD.search(text) for text in texts if text is not None)
-    entry = _Entry(stamps, pic if reads_pic else None, annotation)
-    temporary = f"{where}.{os.getpid()}.tmp"
+        return None
+    return stamps, any(_PIC_WORD.search(text) for text in texts if text is not None)
+
+
+def store_entry(where: str, entry: object) -> None:
+    """Keep ``entry`` at ``where`` (written whole or not at all), and remove entries unused
+    for long."""
     try:
-        with open(temporary, "wb") as out:
-            out.write(zlib.compress(pickle.dumps(entry, pickle.HIGHEST_PROTOCOL), 1))
-        os.replace(temporary, where)
+        write_atomic(where, zlib.compress(pickle.dumps(entry, pickle.HIGHEST_PROTOCOL), 1))
     except OSError:
-        _remove(temporary)
         return
     _remove_unused(os.path.dirname(where))
 

@@ -24,7 +24,7 @@ from ffcc.runtime.abi import SUMMARY_SUFFIX
 
 from . import zygote
 from .command_line import CompilerCommand, Mode, parse_command
-from .errors import FfccError
+from .errors import FfccError, say
 from .exiting import end_by_signal
 from .invocation import Invocation
 from .options import FfccOptions, help_text, parse_options
@@ -182,18 +182,33 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
             return zygote.replace_with(backend_argv)
         status = zygote.run(backend_argv).returncode
     else:
-        from .annotate_child import annotate_in_child
-        from .labelled_compile import compile_with_labels
-        try:
-            units = annotate_in_child(builder, command)
-            status = compile_with_labels(backend_argv, command, builder, opts.verbose, units)
-        finally:
-            builder.cleanup()
+        status = _labelled_compile(backend_argv, command, builder, opts.verbose)
         if builder.pruner is not None and builder.pruner.report.units:
             builder.pruner.report.print()
     if status == 0 and invocation is not None and command.builds_loadable:
         record_link(command.output or "a.out", invocation)
     return status
+
+
+def _labelled_compile(backend_argv: list[str], command: CompilerCommand, builder: LabelBuilder,
+                      verbose: bool) -> int:
+    """A drop-in compile with labels: the object kept from the unit's PIC compile when one
+    serves (object_cache.py), else the sources annotated in a child and compiled."""
+    from .annotate_child import annotate_in_child
+    from .labelled_compile import compile_with_labels, dependency_outputs
+    from .object_cache import kept_object
+
+    kept = None if builder.pruner is not None else kept_object(
+        backend_argv, command, builder.settings, dependency_outputs(command))
+    if kept is not None and kept.serve():
+        if verbose:
+            say(f"ffcc: {command.output}: the labelled object of the unit's PIC compile")
+        return 0
+    try:
+        units = annotate_in_child(builder, command)
+        return compile_with_labels(backend_argv, command, builder, verbose, units, kept)
+    finally:
+        builder.cleanup()
 
 
 def print_version(driver: str, backend: Backend) -> int:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ffcc.rewriters import LabelOptions
     from ffcc.rewriters.model import BoundedDecision, Label
 
+    from .object_cache import KeptObject
     from .prune.pruner import Pruner
 
 
@@ -78,6 +79,7 @@ class LabelledUnit:
     label_count: int
     by_criterion: dict[str, int] = field(default_factory=dict)
     left_out: int = 0
+    inputs: tuple[str, ...] = ()  # what it was made of: the source and its headers
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,8 @@ class LabelBuilder:
         counts: dict[str, int] = {}
         for label in result.labels:
             counts[label.criterion] = counts.get(label.criterion, 0) + 1
-        unit = LabelledUnit(source.path, annotated, len(result.labels), counts, result.left_out)
+        unit = LabelledUnit(source.path, annotated, len(result.labels), counts, result.left_out,
+                            (os.path.abspath(source.path), *result.headers))
         self.units.append(unit)
         if settings.verbose:
             say(f"ffcc: {source.path}: {unit.label_count} labels "
@@ -242,9 +245,11 @@ def _copy_times(source: str, copy: str) -> None:
 
 
 def compile_with_labels(argv: list[str], command: CompilerCommand, builder: LabelBuilder,
-                        verbose: bool, units: list[LabelledUnit] | None = None) -> int:
+                        verbose: bool, units: list[LabelledUnit] | None = None,
+                        kept: KeptObject | None = None) -> int:
     """Run one backend command with annotated sources (``units``, when the builder has already
-    annotated them: annotate_child.py).  If they do not compile, or libclang
+    annotated them: annotate_child.py), and keep its object for the unit's next compile
+    (``kept``: object_cache.py).  If they do not compile, or libclang
     could not parse a source the backend compiles, the command fails with one line naming
     the first error (``--labels-required``), or is built without those labels with a warning,
     and the builder records which units have no labels."""
@@ -259,14 +264,14 @@ def compile_with_labels(argv: list[str], command: CompilerCommand, builder: Labe
         return 1
     argv = builder.recording_unlabelled(argv, {path: unparsed_reason(builder.unparsed[path])
                                                for path in unparsed})
-    code = _compile(argv, command, units, builder, verbose)
+    code = _compile(argv, command, units, builder, verbose, kept)
     if code == 0:
         builder.note_unparsed(unparsed)
     return code
 
 
 def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit],
-             builder: LabelBuilder, verbose: bool) -> int:
+             builder: LabelBuilder, verbose: bool, kept: KeptObject | None) -> int:
     if not units:
         return zygote.run(argv).returncode
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
@@ -277,6 +282,8 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         sys.stdout.buffer.write(trial.stdout)
         sys.stderr.buffer.write(trial.stderr)
         builder.fix_dependency_files(dependency_outputs(command))
+        if kept is not None and len(units) == 1:
+            kept.keep(units[0].inputs)
         return 0
     sources = ", ".join(unit.source for unit in units)
     reason = first_error(trial.stderr)

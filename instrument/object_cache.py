@@ -1,0 +1,154 @@
+"""Labelled objects kept for the next compile of the same unit.
+
+libtool compiles each library source twice, first as position-independent code for the shared
+library (``-fPIC -DPIC``), then for the static one.  The annotation cache spares the second
+annotation (annotation_cache.py), but the second labelled compile costs what the first did:
+two to three times a plain one.  Position-independent code serves a static library and a
+program as well as a shared library (and programs are position-independent already where the
+compiler defaults to ``-fPIE``, as Debian's do), so a labelled object compiled as PIC is kept
+beside the annotations, and a later compile of the same unit that differs from it only in its
+PIC options and its output gets a copy of it, and the dependency file the first compile wrote.
+
+An object is kept under a key of everything that makes it but those: this installation, the
+working directory, the backend's command line, the environment variables the compiler reads,
+the label settings.  It serves while the unit's inputs keep their modification times and sizes
+(the annotation cache's rule), and never a compile that asks for code that is not
+position-independent (``-fno-pic``, ``-fno-pie``), or a unit whose inputs spell a PIC macro
+name.  Compiles that write other files (split DWARF, coverage notes, saved temporaries,
+dumps), or a dependency file whose targets follow the output's name, are neither kept nor
+served, nor are the units of a pruned build (the pruner decides their records).
+``FFCC_ANNOTATION_CACHE=0`` turns this off with the annotations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ffcc.runtime.files import write_atomic
+
+from .annotation_cache import (
+    PIC_OPTION,
+    Stamp,
+    cache_directory,
+    canonical,
+    entry_key,
+    kept_inputs,
+    load_entry,
+    store_entry,
+    unchanged,
+)
+from .command_line import CompilerCommand, Mode
+from .invocation import RECORDED_ENV
+
+# The PIC options proper (PIC_OPTION also holds libtool's -DPIC): the last one decides.
+_PIC_MODEL = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$")
+# Options with which a compile writes files besides its object and dependency file.
+_SIDE_OUTPUT = re.compile(r"-gsplit-dwarf|--coverage|-ftest-coverage|-fprofile-arcs|"
+                          r"-fstack-usage|-save-temps|-fdump-|-MJ|-ftime-trace|"
+                          r"-fsave-optimization-record|-fcallgraph-info|-aux-info|-Wp,-M|-Wa,.*-a")
+# The compiler's environment: a key part when set (RECORDED_ENV), or a file it writes.
+_KEY_ENV = (*RECORDED_ENV, "GCC_EXEC_PREFIX", "COMPILER_PATH")
+_WRITING_ENV = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
+_ENTRY_PREFIX = "object-"
+
+if TYPE_CHECKING:
+    from .labelled_compile import LabelSettings
+
+
+@dataclass
+class _Kept:
+    inputs: list[Stamp]
+    data: bytes                # the object
+    dependencies: str | None   # the dependency file, as the compile left it
+
+
+@dataclass(frozen=True)
+class KeptObject:
+    """One labelled compile's place among the kept objects."""
+
+    where: str
+    output: str
+    dependency_file: str | None
+    makes_pic: bool  # its object may be kept for others
+    takes_pic: bool  # a kept object may stand for its own
+
+    def serve(self) -> bool:
+        """Write the kept object (and dependency file) as this compile's; False when none
+        serves."""
+        if not self.takes_pic:
+            return False
+        kept = load_entry(self.where, _Kept)
+        if kept is None or not unchanged(kept.inputs):
+            return False
+        if (kept.dependencies is None) != (self.dependency_file is None):
+            return False
+        write_atomic(self.output, kept.data)
+        if self.dependency_file is not None and kept.dependencies is not None:
+            write_atomic(self.dependency_file, kept.dependencies)
+        os.utime(self.where)
+        return True
+
+    def keep(self, inputs: tuple[str, ...]) -> None:
+        """After the compile: keep its object, when it is position-independent and the
+        unit's ``inputs`` (source and headers) spell no PIC macro name."""
+        if not self.makes_pic:
+            return
+        stamped = kept_inputs(list(inputs))
+        if stamped is None or stamped[1]:
+            return
+        try:
+            with open(self.output, "rb") as obj:
+                data = obj.read()
+            dependencies = None
+            if self.dependency_file is not None:
+                with open(self.dependency_file, encoding="utf-8",
+                          errors="surrogateescape") as deps:
+                    dependencies = deps.read()
+        except OSError:
+            return
+        store_entry(self.where, _Kept(stamped[0], data, dependencies))
+
+
+def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettings,
+                dependency_files: list[str]) -> KeptObject | None:
+    """The place of the labelled compile ``argv`` (the backend's command for ``command``,
+    of one unit labelled with ``settings``) among the kept objects, or None when its object
+    can neither be kept nor served.  ``dependency_files``: the ones the compile writes."""
+    if (command.mode is not Mode.COMPILE or len(command.sources) != 1 or not command.output
+            or any(_SIDE_OUTPUT.match(arg) for arg in argv)
+            or any(name in os.environ for name in _WRITING_ENV)
+            or len(dependency_files) > 1
+            or (dependency_files and not _names_its_targets(command.args))):
+        return None
+    directory = cache_directory()
+    if directory is None:
+        return None
+    model = [arg for arg in argv if _PIC_MODEL.match(arg)]
+    made_of = (os.getcwd(), _without_pic_and_output(argv),
+               [(name, os.environ.get(name)) for name in _KEY_ENV],
+               canonical(dataclasses.replace(settings, invocation=None, verbose=False,
+                                             keep_dir=None)))
+    return KeptObject(os.path.join(directory, _ENTRY_PREFIX + entry_key(made_of)),
+                      command.output, dependency_files[0] if dependency_files else None,
+                      makes_pic=bool(model) and model[-1] in ("-fpic", "-fPIC"),
+                      takes_pic=not any(arg.startswith("-fno-") for arg in model))
+
+
+def _names_its_targets(args: list[str]) -> bool:
+    """Whether the dependency file's targets are named (-MT, -MQ) rather than taken from the
+    output's name, which differs between the compiles."""
+    return any(arg.startswith(("-MT", "-MQ")) for arg in args)
+
+
+def _without_pic_and_output(argv: list[str]) -> list[str]:
+    words, kept = iter(argv), []
+    for word in words:
+        if word == "-o":
+            next(words, None)
+        elif not (word.startswith("-o") or PIC_OPTION.match(word)):
+            kept.append(word)
+    return kept

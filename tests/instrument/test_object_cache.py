@@ -1,0 +1,92 @@
+"""A library source compiled twice (libtool's PIC object, then its static one) is compiled
+with labels once: the static compile gets the PIC compile's object and dependency file while
+the unit's inputs and every other option are the same, and compiles its own otherwise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+from helpers import ffcc
+
+from ffcc.instrument.annotation_cache import ENABLED_ENV
+
+HEADER = "#define LIMIT 3\n"
+SOURCE = '#include "limit.h"\nint check(int a, int b) {\n  return a > LIMIT && b < 2;\n}\n'
+MAIN = ('#include <stdio.h>\nint check(int, int);\n'
+        'int main(int argc, char **argv) { printf("%d\\n", check(argc, argv[0][0] & 1)); }\n')
+DEPS = ["-MT", "check.lo", "-MD", "-MP", "-MF", "check.Tpo"]
+LIBTOOL_PIC = ["-fPIC", "-DPIC"]
+
+
+@pytest.fixture
+def unit(tmp_path, monkeypatch):
+    """A source and its header written a while ago, the cache in the test's own directory."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("FFCC_SERVER", "0")
+    monkeypatch.delenv(ENABLED_ENV, raising=False)
+    (tmp_path / "run").mkdir(mode=0o700)
+    for name, text in (("limit.h", HEADER), ("check.c", SOURCE), ("main.c", MAIN)):
+        written(tmp_path / name, text)
+    return tmp_path
+
+
+def written(path, text: str, age: float = 10.0) -> None:
+    """``path`` with ``text``, last modified ``age`` seconds ago."""
+    path.write_text(text)
+    then = time.time() - age
+    os.utime(path, (then, then))
+
+
+def compiled(tree, output: str, *options: str) -> tuple[bytes, bool]:
+    """The object of a labelled compile of check.c with ``options`` (and libtool's -MT, -MD),
+    and whether it was the one kept from a PIC compile."""
+    done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-O2", *DEPS, "-c", "check.c", *options,
+                "-o", output, cwd=tree)
+    served = "the labelled object of the unit's PIC compile" in done.stderr
+    assert served == ("check.c: " not in done.stderr), done.stderr  # annotated otherwise
+    return (tree / output).read_bytes(), served
+
+
+def test_the_static_compile_gets_the_pic_compiles_object_and_dependencies(unit):
+    shared, _ = compiled(unit, "shared.o", *LIBTOOL_PIC)
+    dependencies = (unit / "check.Tpo").read_text()
+    (unit / "check.Tpo").unlink()
+    static, served = compiled(unit, "static.o")
+    assert served and static == shared
+    assert (unit / "check.Tpo").read_text() == dependencies
+    assert "check.c" in dependencies and "limit.h" in dependencies
+    subprocess.run(["ar", "rc", "libcheck.a", "static.o"], cwd=unit, check=True)
+    ffcc("--mcc", "--wm", "main.c", "libcheck.a", "-o", "prog", cwd=unit)
+    assert subprocess.run([str(unit / "prog")], capture_output=True, text=True).stdout == "0\n"
+    summary = (unit / "prog.ffcc-summary.json").read_text()
+    assert '"labels": 0' not in summary
+
+
+def test_a_compile_that_asks_for_other_code_or_options_compiles_its_own(unit):
+    shared, _ = compiled(unit, "shared.o", *LIBTOOL_PIC)
+    for options in (["-fno-pic"], ["-DEXTRA"], ["-O1"]):
+        other, served = compiled(unit, "other.o", *options)
+        assert other != shared and not served, options
+
+
+def test_a_changed_header_makes_the_static_compile_its_own(unit):
+    compiled(unit, "shared.o", *LIBTOOL_PIC)
+    written(unit / "limit.h", "#define LIMIT 4\n", age=5.0)
+    assert not compiled(unit, "static.o")[1]
+
+
+def test_a_unit_that_reads_the_pic_macros_compiles_each_object(unit):
+    written(unit / "check.c", SOURCE + "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n")
+    compiled(unit, "shared.o", *LIBTOOL_PIC)
+    assert not compiled(unit, "static.o")[1]
+
+
+def test_dependency_targets_named_after_the_output_are_not_kept(unit):
+    for output, options in (("shared.o", LIBTOOL_PIC), ("static.o", [])):
+        done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-MD", "-c", "check.c", *options,
+                    "-o", output, cwd=unit)
+        assert "PIC compile" not in done.stderr
+    assert (unit / "static.d").read_text().startswith("static.o:")
