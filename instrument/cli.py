@@ -30,7 +30,7 @@ from .invocation import Invocation
 from .options import FfccOptions, help_text, parse_options
 from .plan import needs_runtime, parse_flags, plan_compile, preprocess_argv
 from .selection import configure_probe
-from .toolchain import C_DRIVER, Backend, driver_of, predefined_macros, select_backend
+from .toolchain import C_DRIVER, Backend, BackendKind, driver_of, predefined_macros, select_backend
 
 if TYPE_CHECKING:
     from .labelled_compile import LabelBuilder, LabelSettings
@@ -182,7 +182,7 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
             return zygote.replace_with(backend_argv)
         status = zygote.run(backend_argv).returncode
     else:
-        status = _labelled_compile(backend_argv, command, builder, opts.verbose)
+        status = _labelled_compile(backend_argv, command, builder, backend, opts.verbose)
         if builder.pruner is not None and builder.pruner.report.units:
             builder.pruner.report.print()
     if status == 0 and invocation is not None and command.builds_loadable:
@@ -191,14 +191,17 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
 
 
 def _labelled_compile(backend_argv: list[str], command: CompilerCommand, builder: LabelBuilder,
-                      verbose: bool) -> int:
+                      backend: Backend, verbose: bool) -> int:
     """A drop-in compile with labels: the object kept from the unit's PIC compile when one
-    serves (object_cache.py), else the sources annotated in a child and compiled."""
+    serves (object_cache.py), else the sources annotated in a child and compiled.  Only
+    clang's objects are kept: its PIC code is its other code but for the GOT, where gcc's
+    calls every global function through the PLT, never inlined (semantic interposition)."""
     from .annotate_child import annotate_in_child
     from .labelled_compile import compile_with_labels, dependency_outputs
     from .object_cache import kept_object
 
-    kept = None if builder.pruner is not None else kept_object(
+    wanted = builder.pruner is None and backend.kind is BackendKind.CLANG
+    kept = None if not wanted else kept_object(
         backend_argv, command, builder.settings, dependency_outputs(command))
     if kept is not None and kept.serve():
         if verbose:

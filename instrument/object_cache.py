@@ -16,7 +16,9 @@ the label settings.  It serves while the unit's inputs keep their modification t
 position-independent (``-fno-pic``, ``-fno-pie``), or a unit whose inputs spell a PIC macro
 name.  Compiles that write other files (split DWARF, coverage notes, saved temporaries,
 dumps), or a dependency file whose targets follow the output's name, are neither kept nor
-served, nor are the units of a pruned build (the pruner decides their records).
+served, nor are the units of a pruned build (the pruner decides their records), nor objects
+of PIC code whose global functions stay interposable (``-fsemantic-interposition``; gcc's,
+which cli.py does not keep).
 ``FFCC_ANNOTATION_CACHE=0`` turns this off with the annotations.
 """
 
@@ -50,6 +52,8 @@ _PIC_MODEL = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$")
 _SIDE_OUTPUT = re.compile(r"-gsplit-dwarf|--coverage|-ftest-coverage|-fprofile-arcs|"
                           r"-fstack-usage|-save-temps|-fdump-|-MJ|-ftime-trace|"
                           r"-fsave-optimization-record|-fcallgraph-info|-aux-info|-Wp,-M|-Wa,.*-a")
+# PIC code whose global functions may be replaced at load time, so never inlined: slower.
+_INTERPOSABLE = "-fsemantic-interposition"
 # The compiler's environment: a key part when set (RECORDED_ENV), or a file it writes.
 _KEY_ENV = (*RECORDED_ENV, "GCC_EXEC_PREFIX", "COMPILER_PATH")
 _WRITING_ENV = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
@@ -119,7 +123,7 @@ def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettin
     of one unit labelled with ``settings``) among the kept objects, or None when its object
     can neither be kept nor served.  ``dependency_files``: the ones the compile writes."""
     if (command.mode is not Mode.COMPILE or len(command.sources) != 1 or not command.output
-            or any(_SIDE_OUTPUT.match(arg) for arg in argv)
+            or any(_SIDE_OUTPUT.match(arg) for arg in argv) or _INTERPOSABLE in argv
             or any(name in os.environ for name in _WRITING_ENV)
             or len(dependency_files) > 1
             or (dependency_files and not _names_its_targets(command.args))):

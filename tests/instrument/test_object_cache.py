@@ -9,7 +9,7 @@ import subprocess
 import time
 
 import pytest
-from helpers import ffcc
+from helpers import ffcc, have
 
 from ffcc.instrument.annotation_cache import ENABLED_ENV
 
@@ -40,11 +40,11 @@ def written(path, text: str, age: float = 10.0) -> None:
     os.utime(path, (then, then))
 
 
-def compiled(tree, output: str, *options: str) -> tuple[bytes, bool]:
+def compiled(tree, output: str, *options: str, cc: str = "clang") -> tuple[bytes, bool]:
     """The object of a labelled compile of check.c with ``options`` (and libtool's -MT, -MD),
     and whether it was the one kept from a PIC compile."""
-    done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-O2", *DEPS, "-c", "check.c", *options,
-                "-o", output, cwd=tree)
+    done = ffcc(f"--cc={cc}", "--mcc", "--wm", "--ffcc-verbose", "-O2", *DEPS, "-c", "check.c",
+                *options, "-o", output, cwd=tree)
     served = "the labelled object of the unit's PIC compile" in done.stderr
     assert served == ("check.c: " not in done.stderr), done.stderr  # annotated otherwise
     return (tree / output).read_bytes(), served
@@ -70,6 +70,16 @@ def test_a_compile_that_asks_for_other_code_or_options_compiles_its_own(unit):
     for options in (["-fno-pic"], ["-DEXTRA"], ["-O1"]):
         other, served = compiled(unit, "other.o", *options)
         assert other != shared and not served, options
+
+
+def test_pic_objects_with_interposable_functions_are_not_kept(unit):
+    """Such PIC code calls global functions through the PLT and never inlines them."""
+    interposable = "-fsemantic-interposition"
+    compiled(unit, "shared.o", *LIBTOOL_PIC, interposable)
+    assert not compiled(unit, "static.o", interposable)[1]
+    if have("gcc"):  # gcc's PIC code always is
+        compiled(unit, "shared.o", *LIBTOOL_PIC, cc="gcc")
+        assert not compiled(unit, "static.o", cc="gcc")[1]
 
 
 def test_a_changed_header_makes_the_static_compile_its_own(unit):
