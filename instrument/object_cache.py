@@ -90,10 +90,13 @@ class KeptObject:
             return False
         if (kept.dependencies is None) != (self.dependency_file is None):
             return False
-        write_atomic(self.output, kept.data)
-        if self.dependency_file is not None and kept.dependencies is not None:
-            write_atomic(self.dependency_file, kept.dependencies)
-        os.utime(self.where)
+        try:
+            write_atomic(self.output, kept.data)
+            if self.dependency_file is not None and kept.dependencies is not None:
+                write_atomic(self.dependency_file, kept.dependencies)
+            os.utime(self.where)
+        except OSError:
+            return False  # the compile says why in its own words (a missing directory)
         return True
 
     def keep(self, inputs: tuple[str, ...]) -> None:

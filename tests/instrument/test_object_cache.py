@@ -100,3 +100,11 @@ def test_dependency_targets_named_after_the_output_are_not_kept(unit):
                     "-o", output, cwd=unit)
         assert "PIC compile" not in done.stderr
     assert (unit / "static.d").read_text().startswith("static.o:")
+
+
+def test_an_output_that_cannot_be_written_gets_the_compilers_own_error(unit):
+    compiled(unit, "shared.o", *LIBTOOL_PIC)
+    done = ffcc("--mcc", "--wm", "-O2", *DEPS, "-c", "check.c", "-o", "missing/static.o",
+                cwd=unit, check=False)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "missing/static.o" in done.stderr, done.stderr
