@@ -52,7 +52,7 @@ TOO_RECENT_SECONDS = 2.0
 # used go first.
 KEEP_BYTES = 256 << 20
 PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
-_PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
+PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
 _ENTRY_PREFIX = "annotations-"
 _Kind = TypeVar("_Kind")
 
@@ -164,9 +164,11 @@ def _stamp(path: str) -> Stamp | None:
     return path, info.st_mtime_ns, info.st_size
 
 
-def kept_inputs(paths: list[str]) -> tuple[list[Stamp], bool] | None:
-    """The stamps of a unit's inputs and whether any spells a PIC macro name, or None when
-    one is gone or changed too recently for its stamp to show its next change."""
+def kept_inputs(paths: list[str], words: re.Pattern[bytes] = PIC_WORD
+                ) -> tuple[list[Stamp], bool] | None:
+    """The stamps of a unit's inputs and whether any spells one of ``words`` (by default the
+    PIC macro names), or None when one is gone or changed too recently for its stamp to show
+    its next change."""
     inputs = [_stamp(name) for name in paths]
     recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
     stamps = [stamp for stamp in inputs if stamp is not None and stamp[1] <= recent]
@@ -175,7 +177,7 @@ def kept_inputs(paths: list[str]) -> tuple[list[Stamp], bool] | None:
     texts = [_read(name) for name, _, _ in stamps]
     if any(text is None for text in texts):
         return None
-    return stamps, any(_PIC_WORD.search(text) for text in texts if text is not None)
+    return stamps, any(words.search(text) for text in texts if text is not None)
 
 
 def store_entry(where: str, entry: object) -> None:

@@ -14,11 +14,12 @@ working directory, the backend's command line, the environment variables the com
 the label settings.  It serves while the unit's inputs keep their modification times and sizes
 (the annotation cache's rule), and never a compile that asks for code that is not
 position-independent (``-fno-pic``, ``-fno-pie``), or a unit whose inputs spell a PIC macro
-name.  Compiles that write other files (split DWARF, coverage notes, saved temporaries,
-dumps), or a dependency file whose targets follow the output's name, are neither kept nor
-served, nor are the units of a pruned build (the pruner decides their records), nor objects
-of PIC code whose global functions stay interposable (``-fsemantic-interposition``; gcc's,
-which cli.py does not keep).
+name or ``__DATE__``/``__TIME__`` (each compile has its own time).  Compiles that write other
+files (split DWARF, coverage notes, saved temporaries, dumps) or to standard output, or a
+dependency file whose targets follow the output's name, are neither kept nor served, nor are
+the units of a pruned build (the pruner decides their records), nor objects of PIC code whose
+global functions stay interposable (``-fsemantic-interposition``; gcc's, which cli.py does not
+keep).
 ``FFCC_ANNOTATION_CACHE=0`` turns this off with the annotations.
 """
 
@@ -34,6 +35,7 @@ from ffcc.runtime.files import write_atomic
 
 from .annotation_cache import (
     PIC_OPTION,
+    PIC_WORD,
     Stamp,
     cache_directory,
     canonical,
@@ -58,6 +60,9 @@ _INTERPOSABLE = "-fsemantic-interposition"
 _KEY_ENV = (*RECORDED_ENV, "GCC_EXEC_PREFIX", "COMPILER_PATH")
 _WRITING_ENV = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 _ENTRY_PREFIX = "object-"
+# What a unit's inputs may not spell for its object to be kept: the PIC macros, which the
+# compiles set differently, and the clock's, which each compile sets to its own time.
+_UNKEPT_WORD = re.compile(PIC_WORD.pattern + rb"|\b__(?:DATE|TIME)__\b")
 
 if TYPE_CHECKING:
     from .labelled_compile import LabelSettings
@@ -101,10 +106,10 @@ class KeptObject:
 
     def keep(self, inputs: tuple[str, ...]) -> None:
         """After the compile: keep its object, when it is position-independent and the
-        unit's ``inputs`` (source and headers) spell no PIC macro name."""
+        unit's ``inputs`` (source and headers) spell no PIC or clock macro name."""
         if not self.makes_pic:
             return
-        stamped = kept_inputs(list(inputs))
+        stamped = kept_inputs(list(inputs), _UNKEPT_WORD)
         if stamped is None or stamped[1]:
             return
         try:
@@ -125,7 +130,8 @@ def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettin
     """The place of the labelled compile ``argv`` (the backend's command for ``command``,
     of one unit labelled with ``settings``) among the kept objects, or None when its object
     can neither be kept nor served.  ``dependency_files``: the ones the compile writes."""
-    if (command.mode is not Mode.COMPILE or len(command.sources) != 1 or not command.output
+    if (command.mode is not Mode.COMPILE or len(command.sources) != 1
+            or command.output in (None, "", "-")
             or any(_SIDE_OUTPUT.match(arg) for arg in argv) or _INTERPOSABLE in argv
             or any(name in os.environ for name in _WRITING_ENV)
             or len(dependency_files) > 1

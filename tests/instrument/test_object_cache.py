@@ -88,8 +88,11 @@ def test_a_changed_header_makes_the_static_compile_its_own(unit):
     assert not compiled(unit, "static.o")[1]
 
 
-def test_a_unit_that_reads_the_pic_macros_compiles_each_object(unit):
-    written(unit / "check.c", SOURCE + "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n")
+@pytest.mark.parametrize("reading", [
+    "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n",
+    'const char *built(void) { return __DATE__ " " __TIME__; }\n'])
+def test_a_unit_that_reads_the_pic_or_clock_macros_compiles_each_object(unit, reading):
+    written(unit / "check.c", SOURCE + reading)
     compiled(unit, "shared.o", *LIBTOOL_PIC)
     assert not compiled(unit, "static.o")[1]
 
