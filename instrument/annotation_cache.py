@@ -51,7 +51,10 @@ TOO_RECENT_SECONDS = 2.0
 # At most this many bytes of entries (XDG_RUNTIME_DIR is a small tmpfs): the least recently
 # used go first.
 KEEP_BYTES = 256 << 20
-PIC_OPTION = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$|-[DU]PIC(=.*)?$")
+# The options that choose position-independent code; the last one decides.
+PIC_MODEL = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$")
+# Those and libtool's -DPIC: what the two compiles of a library source differ in.
+PIC_OPTION = re.compile(PIC_MODEL.pattern + r"|-[DU]PIC(=.*)?$")
 PIC_WORD = re.compile(rb"\b(?:PIC|__PIC__|__pic__|__PIE__|__pie__)\b")
 _ENTRY_PREFIX = "annotations-"
 _Kind = TypeVar("_Kind")

@@ -282,7 +282,7 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         sys.stdout.buffer.write(trial.stdout)
         sys.stderr.buffer.write(trial.stderr)
         builder.fix_dependency_files(dependency_outputs(command))
-        if kept is not None and len(units) == 1:
+        if kept is not None:  # a compile of one unit (object_cache.kept_object)
             kept.keep(units[0].inputs)
         return 0
     sources = ", ".join(unit.source for unit in units)

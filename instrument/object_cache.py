@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from ffcc.runtime.files import write_atomic
 
 from .annotation_cache import (
+    PIC_MODEL,
     PIC_OPTION,
     PIC_WORD,
     Stamp,
@@ -48,8 +49,6 @@ from .annotation_cache import (
 from .command_line import CompilerCommand, Mode
 from .invocation import RECORDED_ENV
 
-# The PIC options proper (PIC_OPTION also holds libtool's -DPIC): the last one decides.
-_PIC_MODEL = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$")
 # Options with which a compile writes files besides its object and dependency file.
 _SIDE_OUTPUT = re.compile(r"-gsplit-dwarf|--coverage|-ftest-coverage|-fprofile-arcs|"
                           r"-fstack-usage|-save-temps|-fdump-|-MJ|-ftime-trace|"
@@ -140,7 +139,7 @@ def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettin
     directory = cache_directory()
     if directory is None:
         return None
-    model = [arg for arg in argv if _PIC_MODEL.match(arg)]
+    model = [arg for arg in argv if PIC_MODEL.match(arg)]
     made_of = (os.getcwd(), _without_pic_and_output(argv),
                [(name, os.environ.get(name)) for name in _KEY_ENV],
                canonical(dataclasses.replace(settings, invocation=None, verbose=False,
