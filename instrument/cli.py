@@ -192,10 +192,11 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
 
 def _labelled_compile(backend_argv: list[str], command: CompilerCommand, builder: LabelBuilder,
                       backend: Backend, verbose: bool) -> int:
-    """A drop-in compile with labels: the object kept from the unit's PIC compile when one
-    serves (object_cache.py), else the sources annotated in a child and compiled.  Only
-    clang's objects are kept: its PIC code is its other code but for the GOT, where gcc's
-    calls every global function through the PLT, never inlined (semantic interposition)."""
+    """A drop-in compile with labels: the object kept from the unit's other compile when one
+    serves (object_cache.py), else the sources annotated in a child and compiled (as PIC, and
+    kept, where it may).  Only clang's objects are kept: its PIC code is its other code but
+    for the GOT, where gcc's calls every global function through the PLT, never inlined
+    (semantic interposition)."""
     from .annotate_child import annotate_in_child
     from .labelled_compile import compile_with_labels, dependency_outputs
     from .object_cache import kept_object
@@ -205,7 +206,7 @@ def _labelled_compile(backend_argv: list[str], command: CompilerCommand, builder
         backend_argv, command, builder.settings, dependency_outputs(command))
     if kept is not None and kept.serve():
         if verbose:
-            say(f"ffcc: {command.output}: the labelled object of the unit's PIC compile")
+            say(f"ffcc: {command.output}: the labelled object kept from the unit's earlier compile")
         return 0
     try:
         units = annotate_in_child(builder, command)

@@ -274,7 +274,10 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
              builder: LabelBuilder, verbose: bool, kept: KeptObject | None) -> int:
     if not units:
         return zygote.run(argv).returncode
+    keeping = None if kept is None else kept.keeping(units[0].inputs)
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
+    if keeping is not None:  # a compile of one unit (object_cache.kept_object)
+        labelled = keeping.argv(labelled)
     if verbose:
         say("ffcc: " + " ".join(labelled))
     trial = zygote.run(labelled, capture=True)
@@ -282,8 +285,8 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
         sys.stdout.buffer.write(trial.stdout)
         sys.stderr.buffer.write(trial.stderr)
         builder.fix_dependency_files(dependency_outputs(command))
-        if kept is not None:  # a compile of one unit (object_cache.kept_object)
-            kept.keep(units[0].inputs)
+        if keeping is not None:
+            keeping.keep()
         return 0
     sources = ", ".join(unit.source for unit in units)
     reason = first_error(trial.stderr)

@@ -1,25 +1,29 @@
 """Labelled objects kept for the next compile of the same unit.
 
 libtool compiles each library source twice, first as position-independent code for the shared
-library (``-fPIC -DPIC``), then for the static one.  The annotation cache spares the second
-annotation (annotation_cache.py), but the second labelled compile costs what the first did:
-two to three times a plain one.  Position-independent code serves a static library and a
-program as well as a shared library (and programs are position-independent already where the
-compiler defaults to ``-fPIE``, as Debian's do), so a labelled object compiled as PIC is kept
-beside the annotations, and a later compile of the same unit that differs from it only in its
-PIC options and its output gets a copy of it, and the dependency file the first compile wrote.
+library (``-fPIC -DPIC``), then for the static one; zlib's Makefile the other way round.  The
+annotation cache spares the second annotation (annotation_cache.py), but the second labelled
+compile costs what the first did: two to three times a plain one.  Position-independent code
+serves a static library and a program as well as a shared library (and programs are
+position-independent already where the compiler defaults to ``-fPIE``, as Debian's do): clang's
+PIC code is its PIE code but for GOT loads of global variables, which the linker relaxes in a
+program.  So every labelled compile of one unit that does not ask for code that is not
+position-independent is compiled as PIC (``-fPIC`` added when it asks for none or for PIE)
+and its object kept beside the annotations; a later compile of the same unit that differs from
+it only in its PIC options and its output gets a copy of it, and the dependency file the first
+compile wrote.
 
 An object is kept under a key of everything that makes it but those: this installation, the
 working directory, the backend's command line, the environment variables the compiler reads,
 the label settings.  It serves while the unit's inputs keep their modification times and sizes
-(the annotation cache's rule), and never a compile that asks for code that is not
-position-independent (``-fno-pic``, ``-fno-pie``), or a unit whose inputs spell a PIC macro
-name or ``__DATE__``/``__TIME__`` (each compile has its own time).  Compiles that write other
-files (split DWARF, coverage notes, saved temporaries, dumps) or to standard output, or a
-dependency file whose targets follow the output's name, are neither kept nor served, nor are
-the units of a pruned build (the pruner decides their records), nor objects of PIC code whose
-global functions stay interposable (``-fsemantic-interposition``; gcc's, which cli.py does not
-keep).
+(the annotation cache's rule).  A compile that asks for code that is not position-independent
+(``-fno-pic``, ``-fno-pie``), and a unit whose inputs spell a PIC macro name or
+``__DATE__``/``__TIME__`` (each compile has its own time), compile as asked and keep nothing.
+Compiles that write other files (split DWARF, coverage notes, saved temporaries, dumps) or to
+standard output, or a dependency file whose targets follow the output's name, are neither kept
+nor served, nor are the units of a pruned build (the pruner decides their records), nor
+objects of PIC code whose global functions stay interposable (``-fsemantic-interposition``;
+gcc's, which cli.py does not keep).
 ``FFCC_ANNOTATION_CACHE=0`` turns this off with the annotations.
 """
 
@@ -81,8 +85,8 @@ class KeptObject:
     where: str
     output: str
     dependency_file: str | None
-    makes_pic: bool  # its object may be kept for others
-    takes_pic: bool  # a kept object may stand for its own
+    asks_pic: bool   # it asks for PIC code
+    takes_pic: bool  # PIC code may stand for what it asks for: served, or compiled as PIC
 
     def serve(self) -> bool:
         """Write the kept object (and dependency file) as this compile's; False when none
@@ -103,25 +107,41 @@ class KeptObject:
             return False  # the compile says why in its own words (a missing directory)
         return True
 
-    def keep(self, inputs: tuple[str, ...]) -> None:
-        """After the compile: keep its object, when it is position-independent and the
-        unit's ``inputs`` (source and headers) spell no PIC or clock macro name."""
-        if not self.makes_pic:
-            return
+    def keeping(self, inputs: tuple[str, ...]) -> Keeping | None:
+        """How the compile keeps its object, when it may: PIC code stands for what it asks for,
+        and the unit's ``inputs`` (source and headers) spell no PIC or clock macro name."""
+        if not self.takes_pic:
+            return None
         stamped = kept_inputs(list(inputs), _UNKEPT_WORD)
         if stamped is None or stamped[1]:
-            return
+            return None
+        return Keeping(self, stamped[0])
+
+
+@dataclass(frozen=True)
+class Keeping:
+    """A labelled compile whose object is kept: compiled as PIC, stored once it compiled."""
+
+    place: KeptObject
+    inputs: list[Stamp]  # as they were before the compile read them
+
+    def argv(self, argv: list[str]) -> list[str]:
+        """The backend command ``argv`` compiling PIC code."""
+        return argv if self.place.asks_pic else [*argv, "-fPIC"]
+
+    def keep(self) -> None:
+        """After the compile: keep its object and dependency file."""
         try:
-            with open(self.output, "rb") as obj:
+            with open(self.place.output, "rb") as obj:
                 data = obj.read()
             dependencies = None
-            if self.dependency_file is not None:
-                with open(self.dependency_file, encoding="utf-8",
+            if self.place.dependency_file is not None:
+                with open(self.place.dependency_file, encoding="utf-8",
                           errors="surrogateescape") as deps:
                     dependencies = deps.read()
         except OSError:
             return
-        store_entry(self.where, _Kept(stamped[0], data, dependencies))
+        store_entry(self.place.where, _Kept(self.inputs, data, dependencies))
 
 
 def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettings,
@@ -146,7 +166,7 @@ def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettin
                                              keep_dir=None)))
     return KeptObject(os.path.join(directory, _ENTRY_PREFIX + entry_key(made_of)),
                       command.output, dependency_files[0] if dependency_files else None,
-                      makes_pic=bool(model) and model[-1] in ("-fpic", "-fPIC"),
+                      asks_pic=bool(model) and model[-1] in ("-fpic", "-fPIC"),
                       takes_pic=not any(arg.startswith("-fno-") for arg in model))
 
 

@@ -1,6 +1,7 @@
-"""A library source compiled twice (libtool's PIC object, then its static one) is compiled
-with labels once: the static compile gets the PIC compile's object and dependency file while
-the unit's inputs and every other option are the same, and compiles its own otherwise."""
+"""A library source compiled twice (libtool's PIC object, then its static one; zlib's the other
+way round) is compiled with labels once, as PIC: the second compile gets the first one's object
+and dependency file while the unit's inputs and every other option are the same, and compiles
+its own otherwise."""
 
 from __future__ import annotations
 
@@ -42,10 +43,10 @@ def written(path, text: str, age: float = 10.0) -> None:
 
 def compiled(tree, output: str, *options: str, cc: str = "clang") -> tuple[bytes, bool]:
     """The object of a labelled compile of check.c with ``options`` (and libtool's -MT, -MD),
-    and whether it was the one kept from a PIC compile."""
+    and whether it was the one kept from the unit's earlier compile."""
     done = ffcc(f"--cc={cc}", "--mcc", "--wm", "--ffcc-verbose", "-O2", *DEPS, "-c", "check.c",
                 *options, "-o", output, cwd=tree)
-    served = "the labelled object of the unit's PIC compile" in done.stderr
+    served = "the labelled object kept from the unit's earlier compile" in done.stderr
     assert served == ("check.c: " not in done.stderr), done.stderr  # annotated otherwise
     return (tree / output).read_bytes(), served
 
@@ -63,6 +64,15 @@ def test_the_static_compile_gets_the_pic_compiles_object_and_dependencies(unit):
     assert subprocess.run([str(unit / "prog")], capture_output=True, text=True).stdout == "0\n"
     summary = (unit / "prog.ffcc-summary.json").read_text()
     assert '"labels": 0' not in summary
+
+
+def test_the_pic_compile_gets_the_object_of_the_static_compile_before_it(unit):
+    """zlib's order: the static compile, compiled as PIC, serves the shared library's."""
+    done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-O2", *DEPS, "-c", "check.c", "-o",
+                "static.o", cwd=unit)
+    assert done.stderr.count(" -fPIC") == 1, done.stderr  # the labelled compile's command
+    shared, served = compiled(unit, "shared.o", *LIBTOOL_PIC)
+    assert served and shared == (unit / "static.o").read_bytes()
 
 
 def test_a_compile_that_asks_for_other_code_or_options_compiles_its_own(unit):
@@ -95,13 +105,15 @@ def test_a_unit_that_reads_the_pic_or_clock_macros_compiles_each_object(unit, re
     written(unit / "check.c", SOURCE + reading)
     compiled(unit, "shared.o", *LIBTOOL_PIC)
     assert not compiled(unit, "static.o")[1]
+    done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-c", "check.c", "-o", "own.o", cwd=unit)
+    assert " -fPIC" not in done.stderr, done.stderr  # compiled as asked
 
 
 def test_dependency_targets_named_after_the_output_are_not_kept(unit):
     for output, options in (("shared.o", LIBTOOL_PIC), ("static.o", [])):
         done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-MD", "-c", "check.c", *options,
                     "-o", output, cwd=unit)
-        assert "PIC compile" not in done.stderr
+        assert "earlier compile" not in done.stderr
     assert (unit / "static.d").read_text().startswith("static.o:")
 
 
