@@ -58,13 +58,15 @@ def preload() -> None:
     file's sections as a link does, before any command is forked off: a process's first
     annotation, and its first ELF read, which builds pyelftools' parsers, cost much more than
     later ones, and done here they are done once instead of in every forked command. What
-    fails to load here fails in the command that needs it, with the message it would give
-    without a server."""
-    from . import cli, label_db, labels, project, runtime_cache  # noqa: F401
-    try:
-        from clang.cindex import conf
+    fails to load here (libclang, a warm-up on an odd machine) fails in the command that needs
+    it, with the message it would give without a server; ffcc's own imports are not guarded,
+    so a broken one shows in the tests rather than as slower commands."""
+    from clang.cindex import conf
 
-        from ffcc.rewriters import annotate, estimate_file  # noqa: F401
+    from ffcc.rewriters import annotate
+
+    from . import cli, label_db, labels, project, relink, runtime_cache  # noqa: F401
+    try:
         conf.lib  # noqa: B018  (loads libclang.so)
         warm_up(annotate)
         label_db.read_program_labels(sys.executable)

@@ -137,6 +137,17 @@ def test_server_imports_no_package_from_its_working_directory(tmp_path, private_
     assert all(Path(f"/proc/{pid}/cwd").resolve() == private_server.parent for pid in servers)
 
 
+def test_preload_loads_what_commands_use():
+    """A command forked off the server finds libclang loaded and pyelftools' parsers built:
+    else each pays for them (a link about 100 ms more)."""
+    code = ("import sys\nfrom ffcc.instrument.server import preload\npreload()\n"
+            "from clang.cindex import conf\n"
+            "print('elftools.elf.elffile' in sys.modules, 'lib' in vars(conf))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["True", "True"], done.stderr
+
+
 def test_server_warms_up_on_a_unit_with_every_kind_of_label():
     """preload() ignores failures (a command reports them itself): a warm-up that stopped
     labelling would only show as slower commands."""
