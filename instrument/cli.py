@@ -235,8 +235,9 @@ def record_link(program: str, link: Invocation) -> None:
     from .label_db import write_label_db, write_summary
     from .relink import write_link_record
 
-    summary = write_summary(program, write_label_db(program))
-    write_link_record(program, link)
+    found = write_label_db(program)
+    summary = write_summary(program, found)
+    write_link_record(program, link, found.units)
     if not os.isatty(2) or not (summary["labels"] or summary["unlabelled"]):
         return
     unlabelled = len(summary["unlabelled"])

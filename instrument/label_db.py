@@ -18,6 +18,7 @@ import json
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterator
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ffcc.runtime import abi
@@ -44,7 +45,11 @@ def _sections(program: str | BinaryIO) -> tuple[bytes, bytes]:
 
 def unit_records(elf: str | BinaryIO) -> list[UnitRecord]:
     """The unit records of a program's, shared object's or object file's labelled units."""
-    return [header for header, _ in _unit_spans(_sections(elf)[1])]
+    return _headers(_sections(elf)[1])
+
+
+def _headers(db: bytes) -> list[UnitRecord]:
+    return [header for header, _ in _unit_spans(db)]
 
 
 def _unit_offsets(slots: bytes) -> dict[tuple[int, int], deque[int]]:
@@ -77,11 +82,13 @@ def _units(db: bytes) -> Iterator[tuple[UnitRecord, list[dict[str, Any]]]]:
         yield header, json.loads("[" + ",".join(lines) + "]")
 
 
-def _labels(slots: bytes, db: bytes) -> list[abi.LabelRecord]:
-    """The labels of the two sections in slot order, each with its global id and map slot."""
+def _labels(slots: bytes, db: bytes) -> tuple[list[dict[str, Any]], list[UnitRecord]]:
+    """The labels of the two sections in slot order, each the fields of its abi.LabelRecord
+    with its global id and map slot, and the unit records."""
     offsets = _unit_offsets(slots)
-    placed = []
+    placed, units = [], []
     for header, records in _units(db):
+        units.append(header)
         places = offsets.get((header.unit, header.count))
         if not places:
             continue  # the linker dropped this unit's slots (e.g. --gc-sections)
@@ -91,49 +98,67 @@ def _labels(slots: bytes, db: bytes) -> list[abi.LabelRecord]:
             placed.append({**record, "slot": base + record["index"], "file": header.file,
                            **gate})
     placed.sort(key=lambda label: label["slot"])
-    return [abi.LabelRecord.from_dict({**label, "id": number})
-            for number, label in enumerate(placed)]
+    for number, label in enumerate(placed):
+        label["id"] = number
+    return placed, units
+
+
+@dataclass(frozen=True)
+class ProgramLabels:
+    """A linked program's labels and unit records, as its sections give them."""
+
+    label_region: int             # bytes of the map's label region
+    labels: list[dict[str, Any]]  # each label's abi.LabelRecord fields, in slot order
+    units: list[UnitRecord]       # its labelled units' records, unlabelled ones' too
+
+
+def program_labels(program: str) -> ProgramLabels:
+    """What ``program``'s sections say of its labels, read once for its database, summary and
+    link record: a program holds thousands of labels, and every link writes them."""
+    slots, db = _sections(program)
+    labels, units = _labels(slots, db) if slots and db else ([], _headers(db))
+    return ProgramLabels(abi.label_region_size(len(slots)), labels, units)
 
 
 def read_program_labels(program: str) -> abi.LabelDatabase:
     """The label database of a linked program, as its sections describe it."""
-    slots, db = _sections(program)
-    labels = _labels(slots, db) if slots and db else []
-    return abi.LabelDatabase(abi.label_region_size(len(slots)), labels)
+    found = program_labels(program)
+    return abi.LabelDatabase(found.label_region,
+                             [abi.LabelRecord.from_dict(label) for label in found.labels])
 
 
-def write_label_db(program: str) -> abi.LabelDatabase:
-    """Write <program>.labels.jsonl; returns the database."""
-    database = read_program_labels(program)
-    if not database.labels:
+def write_label_db(program: str) -> ProgramLabels:
+    """Write <program>.labels.jsonl; returns what the program's sections say."""
+    found = program_labels(program)
+    if not found.labels:
         # A stale database would describe another build.
         abi.db_path(program).unlink(missing_ok=True)
     else:
-        abi.write_label_db(program, database)
-    return database
+        abi.write_label_lines(program, found.label_region, found.labels)
+    return found
 
 
-def build_summary(program: str, database: abi.LabelDatabase) -> dict:
+def build_summary(program: str, found: ProgramLabels) -> dict:
     """What a drop-in build gave ``program``: its labels per source file (by criterion) and
     the files built without labels with the reason their objects recorded (labels.py)."""
     per_file: dict[str, Counter[str]] = defaultdict(Counter)
-    for label in database.labels:
-        per_file[label.file][label.criterion] += 1
+    for label in found.labels:
+        per_file[label["file"]][label.get("criterion", "")] += 1
     unlabelled = {(header.file, header.unlabelled)
-                  for header in unit_records(program) if header.unlabelled is not None}
+                  for header in found.units if header.unlabelled is not None}
     return {
         "program": program,
-        "labels": len(database.labels),
+        "labels": len(found.labels),
         "files": [{"file": path, "labels": sum(counts.values()), **dict(sorted(counts.items()))}
                   for path, counts in sorted(per_file.items())],
         "unlabelled": [{"file": path, "reason": reason} for path, reason in sorted(unlabelled)],
     }
 
 
-def write_summary(program: str, database: abi.LabelDatabase) -> dict:
+def write_summary(program: str, found: ProgramLabels) -> dict:
     """Write <program>.ffcc-summary.json (removed when the build has neither labels nor
     unlabelled files); returns the summary."""
-    summary = build_summary(program, database)
+    summary = build_summary(program, found)
     if summary["labels"] or summary["unlabelled"]:
         write_atomic(abi.summary_path(program), json.dumps(summary, indent=2) + "\n")
     else:

@@ -38,11 +38,12 @@ DEPENDENCY_VALUES = ("-MF", "-MT", "-MQ")
 DEPENDENCY_PREFIXES = (*DEPENDENCY_VALUES, "-Wp,-MD,", "-Wp,-MMD,")
 
 
-def write_link_record(program: str, link: Invocation) -> None:
+def write_link_record(program: str, link: Invocation, units: list[UnitRecord]) -> None:
     """After a drop-in link with labels: the link record beside ``program`` when each of its
-    labelled units recorded the run that compiled it, a compile of that unit alone or the
-    link itself; otherwise none (a stale one would rebuild another program)."""
-    runs = {unit.compiled for unit in unit_records(program) if unit.unlabelled is None}
+    labelled ``units`` (their records, label_db.program_labels) recorded the run that compiled
+    it, a compile of that unit alone or the link itself; otherwise none (a stale one would
+    rebuild another program)."""
+    runs = {unit.compiled for unit in units if unit.unlabelled is None}
     path = abi.link_record_path(program)
     if runs and all(run == link or (run is not None and _compiles_one_object(run))
                     for run in runs):

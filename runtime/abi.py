@@ -32,8 +32,8 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -236,16 +236,26 @@ class LabelRecord:
         return cls.from_dict(json.loads(line))
 
     def to_json(self, sort_keys: bool = False) -> str:
-        """The record's line, without its newline: the keys in field order (or sorted, for a
-        comparison that field order must not change), those that are None or empty left out."""
-        return json.dumps({name: value for name in _FIELD_NAMES
-                           if (value := getattr(self, name)) not in _ABSENT},
-                          sort_keys=sort_keys)
+        """The record's line, without its newline (record_line)."""
+        return record_line(vars(self), sort_keys)
 
 
 _FIELD_NAMES = tuple(field.name for field in fields(LabelRecord))
-_ABSENT: tuple[object, ...] = (None, (), {})  # values of fields a record leaves out
+_DEFAULTS = {field.name: field.default for field in fields(LabelRecord)
+             if field.default is not MISSING}
+_ABSENT: tuple[object, ...] = (None, (), [], {})  # values of fields a record leaves out
 _OPTIONAL_FIELDS = _FIELD_NAMES[2:]  # all but id and slot
+
+
+def record_line(values: Mapping[str, Any], sort_keys: bool = False) -> str:
+    """A label's line of the database, without its newline, from its fields' ``values`` (a
+    LabelRecord's, or a mapping with its field names: a linked program's labels, which
+    label_db.py writes without making records of them): the keys in field order (or sorted,
+    for a comparison that field order must not change), a field missing from ``values`` at its
+    default, those that are None or empty left out."""
+    return json.dumps({name: value for name in _FIELD_NAMES
+                       if (value := values.get(name, _DEFAULTS.get(name))) not in _ABSENT},
+                      sort_keys=sort_keys)
 
 
 @dataclass(frozen=True)
@@ -271,9 +281,16 @@ def link_record_path(program: str | os.PathLike[str]) -> Path:
 
 def write_label_db(program: str | os.PathLike[str], database: LabelDatabase) -> None:
     """Replace ``program``'s label database atomically: header record, then the labels."""
-    header = {"format": DB_FORMAT, "version": DB_VERSION, "label_region": database.label_region,
-              "labels": len(database.labels)}
-    lines = [json.dumps(header), *(label.to_json() for label in database.labels)]
+    write_label_lines(program, database.label_region, [vars(label) for label in database.labels])
+
+
+def write_label_lines(program: str | os.PathLike[str], label_region: int,
+                      labels: Sequence[Mapping[str, Any]]) -> None:
+    """Replace ``program``'s label database atomically with ``labels``, each its fields'
+    values in slot order (record_line)."""
+    header = {"format": DB_FORMAT, "version": DB_VERSION, "label_region": label_region,
+              "labels": len(labels)}
+    lines = [json.dumps(header), *map(record_line, labels)]
     write_atomic(db_path(program), "".join(line + "\n" for line in lines))
 
 
