@@ -86,8 +86,8 @@ def cached_annotation(path: str, args: list[str], options: LabelOptions,
     annotation = make()
     inputs = kept_inputs([os.path.abspath(path), *annotation.headers])
     if inputs is not None:
-        stamps, reads_pic = inputs
-        store_entry(where, _Entry(stamps, pic if reads_pic else None, annotation))
+        stamps, pic_words = inputs
+        store_entry(where, _Entry(stamps, pic if pic_words else None, annotation))
     return annotation
 
 
@@ -168,10 +168,10 @@ def _stamp(path: str) -> Stamp | None:
 
 
 def kept_inputs(paths: list[str], words: re.Pattern[bytes] = PIC_WORD
-                ) -> tuple[list[Stamp], bool] | None:
-    """The stamps of a unit's inputs and whether any spells one of ``words`` (by default the
-    PIC macro names), or None when one is gone or changed too recently for its stamp to show
-    its next change."""
+                ) -> tuple[list[Stamp], frozenset[bytes]] | None:
+    """The stamps of a unit's inputs and which of ``words`` (by default the PIC macro names)
+    they spell, or None when one is gone or changed too recently for its stamp to show its
+    next change."""
     inputs = [_stamp(name) for name in paths]
     recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
     stamps = [stamp for stamp in inputs if stamp is not None and stamp[1] <= recent]
@@ -180,7 +180,8 @@ def kept_inputs(paths: list[str], words: re.Pattern[bytes] = PIC_WORD
     texts = [_read(name) for name, _, _ in stamps]
     if any(text is None for text in texts):
         return None
-    return stamps, any(words.search(text) for text in texts if text is not None)
+    return stamps, frozenset(found.group() for text in texts if text is not None
+                             for found in words.finditer(text))
 
 
 def store_entry(where: str, entry: object) -> None:

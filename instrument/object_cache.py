@@ -16,9 +16,15 @@ compile wrote.
 An object is kept under a key of everything that makes it but those: this installation, the
 working directory, the backend's command line, the environment variables the compiler reads,
 the label settings.  It serves while the unit's inputs keep their modification times and sizes
-(the annotation cache's rule).  A compile that asks for code that is not position-independent
-(``-fno-pic``, ``-fno-pie``), and a unit whose inputs spell a PIC macro name or
-``__DATE__``/``__TIME__`` (each compile has its own time), compile as asked and keep nothing.
+(the annotation cache's rule).  A unit whose inputs spell a PIC macro name may be different
+code in each compile: xz's liblzma gives its shared objects symbol versions under ``PIC`` in
+a header every unit includes, though only five units use them.  So such a unit's object
+carries a digest of its preprocessed text (the backend's ``-E``, tens of milliseconds where
+its labelled compile takes seconds), and serves only a compile whose text has the same digest;
+it is compiled as PIC on speculation only if that does not change its text either.  A compile
+that asks for code that is not position-independent (``-fno-pic``, ``-fno-pie``), and a unit
+whose inputs spell ``__DATE__`` or ``__TIME__`` (each compile has its own time), compile as
+asked and keep nothing.
 Compiles that write other files (split DWARF, coverage notes, saved temporaries, dumps) or to
 standard output, or a dependency file whose targets follow the output's name, are neither kept
 nor served, nor are the units of a pruned build (the pruner decides their records), nor
@@ -30,6 +36,7 @@ gcc's, which cli.py does not keep).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -37,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from ffcc.runtime.files import write_atomic
 
+from . import zygote
 from .annotation_cache import (
     PIC_MODEL,
     PIC_OPTION,
@@ -63,9 +71,16 @@ _INTERPOSABLE = "-fsemantic-interposition"
 _KEY_ENV = (*RECORDED_ENV, "GCC_EXEC_PREFIX", "COMPILER_PATH")
 _WRITING_ENV = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 _ENTRY_PREFIX = "object-"
-# What a unit's inputs may not spell for its object to be kept: the PIC macros, which the
-# compiles set differently, and the clock's, which each compile sets to its own time.
-_UNKEPT_WORD = re.compile(PIC_WORD.pattern + rb"|\b__(?:DATE|TIME)__\b")
+# The clock's macros, which each compile sets to its own time: their units keep nothing.
+_CLOCK_WORD = re.compile(rb"\b__(?:DATE|TIME)__\b")
+# What a unit's inputs are searched for: those, and the PIC macros the compiles set differently.
+_WATCHED_WORD = re.compile(PIC_WORD.pattern + b"|" + _CLOCK_WORD.pattern)
+# Options that name an output, dropped from a compile to preprocess its unit to stdout.
+_OUTPUT_OPTION = frozenset({"-c", "-MD", "-MMD", "-MP"})
+_OUTPUT_VALUE = ("-o", "-MF", "-MT", "-MQ")  # with their value, joined or next
+# The preprocessor's line markers into its predefined macros and the command line's, which
+# count the macros the PIC options define.
+_PREDEFINES_MARKER = re.compile(rb'^# \d+ "<(?:built-in|command line)>".*\n', re.MULTILINE)
 
 if TYPE_CHECKING:
     from .labelled_compile import LabelSettings
@@ -76,6 +91,7 @@ class _Kept:
     inputs: list[Stamp]
     data: bytes                # the object
     dependencies: str | None   # the dependency file, as the compile left it
+    preprocessed: str | None   # its unit's preprocessed digest, when its inputs spell PIC
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,7 @@ class KeptObject:
     dependency_file: str | None
     asks_pic: bool   # it asks for PIC code
     takes_pic: bool  # PIC code may stand for what it asks for: served, or compiled as PIC
+    unit_argv: tuple[str, ...]  # the compile without its outputs: what preprocesses the unit
 
     def serve(self) -> bool:
         """Write the kept object (and dependency file) as this compile's; False when none
@@ -95,6 +112,8 @@ class KeptObject:
             return False
         kept = load_entry(self.where, _Kept)
         if kept is None or not unchanged(kept.inputs):
+            return False
+        if kept.preprocessed is not None and kept.preprocessed != self.preprocessed():
             return False
         if (kept.dependencies is None) != (self.dependency_file is None):
             return False
@@ -109,13 +128,30 @@ class KeptObject:
 
     def keeping(self, inputs: tuple[str, ...]) -> Keeping | None:
         """How the compile keeps its object, when it may: PIC code stands for what it asks for,
-        and the unit's ``inputs`` (source and headers) spell no PIC or clock macro name."""
+        the unit's ``inputs`` (source and headers) spell no clock macro name, and if they spell
+        a PIC macro name, compiling as PIC leaves its preprocessed text as it was."""
         if not self.takes_pic:
             return None
-        stamped = kept_inputs(list(inputs), _UNKEPT_WORD)
-        if stamped is None or stamped[1]:
+        stamped = kept_inputs(list(inputs), _WATCHED_WORD)
+        if stamped is None or any(_CLOCK_WORD.match(word) for word in stamped[1]):
             return None
-        return Keeping(self, stamped[0])
+        preprocessed = None
+        if stamped[1]:
+            preprocessed = self.preprocessed()
+            if preprocessed is None or (
+                    not self.asks_pic and self.preprocessed(("-fPIC",)) != preprocessed):
+                return None
+        return Keeping(self, stamped[0], preprocessed)
+
+    def preprocessed(self, extra: tuple[str, ...] = ()) -> str | None:
+        """The digest of the unit's preprocessed text, compiled with ``extra`` options too;
+        None when it does not preprocess.  Its line markers into the predefined macros are
+        left out: they count the macros, which the PIC options change."""
+        done = zygote.run([*self.unit_argv, *extra, "-E", "-w", "-o", "-"], capture=True)
+        if done.returncode != 0:
+            return None
+        text = _PREDEFINES_MARKER.sub(b"", done.stdout)
+        return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -124,6 +160,7 @@ class Keeping:
 
     place: KeptObject
     inputs: list[Stamp]  # as they were before the compile read them
+    preprocessed: str | None  # the unit's preprocessed digest, when its inputs spell PIC
 
     def argv(self, argv: list[str]) -> list[str]:
         """The backend command ``argv`` compiling PIC code."""
@@ -141,7 +178,7 @@ class Keeping:
                     dependencies = deps.read()
         except OSError:
             return
-        store_entry(self.place.where, _Kept(self.inputs, data, dependencies))
+        store_entry(self.place.where, _Kept(self.inputs, data, dependencies, self.preprocessed))
 
 
 def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettings,
@@ -167,13 +204,25 @@ def kept_object(argv: list[str], command: CompilerCommand, settings: LabelSettin
     return KeptObject(os.path.join(directory, _ENTRY_PREFIX + entry_key(made_of)),
                       command.output, dependency_files[0] if dependency_files else None,
                       asks_pic=bool(model) and model[-1] in ("-fpic", "-fPIC"),
-                      takes_pic=not any(arg.startswith("-fno-") for arg in model))
+                      takes_pic=not any(arg.startswith("-fno-") for arg in model),
+                      unit_argv=_without_outputs(argv))
 
 
 def _names_its_targets(args: list[str]) -> bool:
     """Whether the dependency file's targets are named (-MT, -MQ) rather than taken from the
     output's name, which differs between the compiles."""
     return any(arg.startswith(("-MT", "-MQ")) for arg in args)
+
+
+def _without_outputs(argv: list[str]) -> tuple[str, ...]:
+    """``argv`` without the options that name its outputs or make it compile."""
+    words, kept = iter(argv), []
+    for word in words:
+        if word in _OUTPUT_VALUE:
+            next(words, None)
+        elif not (word in _OUTPUT_OPTION or word.startswith(_OUTPUT_VALUE)):
+            kept.append(word)
+    return tuple(kept)
 
 
 def _without_pic_and_output(argv: list[str]) -> list[str]:

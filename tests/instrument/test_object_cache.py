@@ -98,15 +98,31 @@ def test_a_changed_header_makes_the_static_compile_its_own(unit):
     assert not compiled(unit, "static.o")[1]
 
 
-@pytest.mark.parametrize("reading", [
-    "#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n",
-    'const char *built(void) { return __DATE__ " " __TIME__; }\n'])
-def test_a_unit_that_reads_the_pic_or_clock_macros_compiles_each_object(unit, reading):
+@pytest.mark.parametrize("reading, as_pic", [
+    ("#ifdef PIC\nint shared_only(int c) { return c != 4; }\n#endif\n", True),
+    ("#ifdef __PIE__\nint pie_only(int c) { return c != 4; }\n#endif\n", False),
+    ('const char *built(void) { return __DATE__ " " __TIME__; }\n', False)])
+def test_a_unit_whose_code_follows_the_pic_or_clock_macros_compiles_each_object(
+        unit, reading, as_pic):
+    """``as_pic``: compiling the unit as PIC leaves its code as asked, so it is."""
     written(unit / "check.c", SOURCE + reading)
     compiled(unit, "shared.o", *LIBTOOL_PIC)
     assert not compiled(unit, "static.o")[1]
     done = ffcc("--mcc", "--wm", "--ffcc-verbose", "-c", "check.c", "-o", "own.o", cwd=unit)
-    assert " -fPIC" not in done.stderr, done.stderr  # compiled as asked
+    assert (" -fPIC" in done.stderr) == as_pic, done.stderr
+
+
+def test_a_unit_whose_headers_spell_pic_but_whose_code_does_not_change_is_compiled_once(unit):
+    """xz's liblzma: a header every unit includes defines a macro differently under PIC, and
+    this unit does not use it; in either order, one compile serves the other."""
+    written(unit / "limit.h", HEADER + "#ifdef PIC\n#define VERSIONED(name) name\n#endif\n")
+    shared, _ = compiled(unit, "shared.o", *LIBTOOL_PIC)
+    static, served = compiled(unit, "static.o")
+    assert served and static == shared
+    written(unit / "check.c", SOURCE + "/* the static compile first */\n")
+    static, _ = compiled(unit, "static.o")
+    shared, served = compiled(unit, "shared.o", *LIBTOOL_PIC)
+    assert served and static == shared
 
 
 def test_dependency_targets_named_after_the_output_are_not_kept(unit):
