@@ -18,6 +18,7 @@ SEPARATE_VALUE = frozenset({
     "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-Xclang", "-u", "-T",
     "-z", "-e", "-aux-info", "--param", "-dumpbase", "-dumpdir", "-target", "-arch", "-B",
     "-A", "-G", "-wrapper", "--sysroot", "-Xarch_host", "-ivfsoverlay", "-mllvm",
+    "--serialize-diagnostics",
 })
 # Of those, the ones that may also be written joined (-Ifoo, -lm, -DX=1).
 JOINABLE = frozenset({"-o", "-I", "-D", "-U", "-L", "-l", "-x", "-u", "-T", "-z", "-e", "-B",

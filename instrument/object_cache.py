@@ -61,10 +61,12 @@ from .annotation_cache import (
 from .command_line import CompilerCommand, Mode
 from .invocation import RECORDED_ENV
 
-# Options with which a compile writes files besides its object and dependency file.
+# Options with which a compile writes files besides its object and dependency file, and the
+# long spellings of the dependency options, which command_line does not read.
 _SIDE_OUTPUT = re.compile(r"-gsplit-dwarf|--coverage|-ftest-coverage|-fprofile-arcs|"
                           r"-fstack-usage|-save-temps|-fdump-|-MJ|-ftime-trace|"
-                          r"-fsave-optimization-record|-fcallgraph-info|-aux-info|-Wp,-M|-Wa,.*-a")
+                          r"-fsave-optimization-record|-fcallgraph-info|-aux-info|-Wp,-M|-Wa,.*-a|"
+                          r"--serialize-diagnostics|--(write-)?(user-)?dependencies")
 # PIC code whose global functions may be replaced at load time, so never inlined: slower.
 _INTERPOSABLE = "-fsemantic-interposition"
 # The compiler's environment: a key part when set (RECORDED_ENV), or a file it writes.

@@ -219,10 +219,12 @@ def link_argv(backend: Backend, args: Sequence[str]) -> list[str]:
 # -mindirect-branch=thunk), --param; and a diagnostic option makes a warning of clang's an
 # error gcc does not give (-Werror, -pedantic-errors, -Werror=...), while -save-temps,
 # -traditional-cpp, -mfpmath=387 make libclang give up on the unit altogether.
-# -v and -H would have libclang print to the build's stderr.
+# -v and -H would have libclang print to the build's stderr; --serialize-diagnostics has it
+# fail to parse.
 _NOT_FOR_PARSING = frozenset({"-c", "-S", "-E", "-MD", "-MMD", "-MP", "-M", "-MM", "-MG", "-MF",
                               "-MT", "-MQ", "-o", "--param", "-aux-info", "-wrapper", "-v", "-H",
-                              "--verbose", "-save-temps", "-traditional-cpp", "-traditional"})
+                              "--verbose", "-save-temps", "-traditional-cpp", "-traditional",
+                              "--serialize-diagnostics"})
 # Joined forms of the same kinds, and the families of diagnostic and debug options: every -W but
 # a -Wp, that only defines, undefines or adds include directories (-Wp,-D_FORTIFY_SOURCE=2),
 # -w, -pedantic, -g.

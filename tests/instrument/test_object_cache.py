@@ -139,3 +139,14 @@ def test_an_output_that_cannot_be_written_gets_the_compilers_own_error(unit):
                 cwd=unit, check=False)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "missing/static.o" in done.stderr, done.stderr
+
+
+def test_compiles_writing_serialized_diagnostics_are_not_kept(unit):
+    """Each writes its own file, which the preprocessor run for a kept object would too; and
+    libclang, which cannot parse with the option, does not get it."""
+    for output, options in (("shared", LIBTOOL_PIC), ("static", [])):
+        done = ffcc("--mcc", "--wm", "--ffcc-verbose", *DEPS, "-c", "check.c", *options,
+                    "--serialize-diagnostics", f"{output}.dia", "-o", f"{output}.o", cwd=unit)
+        speculated = done.stderr.rstrip().endswith(" -fPIC")  # Keeping.argv's addition
+        assert "earlier compile" not in done.stderr and not speculated, done.stderr
+        assert (unit / f"{output}.dia").exists() and "labels" in done.stderr
