@@ -1,5 +1,6 @@
-"""What pyproject.toml cannot say: the cffi module (cffi hooks into the build only from setup.py,
-python-cffi/cffi#55) and the compiled ``ffcc`` command, installed as ``ffcc++`` too.
+"""What pyproject.toml cannot say: the cffi modules (fuzzer's native/ and the rewriters' walk of a
+unit's top level; cffi hooks into the build only from setup.py, python-cffi/cffi#55) and the
+compiled ``ffcc`` command, installed as ``ffcc++`` too.
 
 ``ffcc`` runs once per compile of a build, so it is a small C program (instrument/ffcc_client.c)
 that hands commands to the compile server and leaves everything else to Python's client, run
@@ -70,5 +71,5 @@ class BuildScripts(Distribution().get_command_class("build_scripts")):  # type: 
         return outfiles, outfiles
 
 
-setup(cffi_modules=["native/_build.py:ffibuilder"], scripts=build_commands(),
-      cmdclass={"build_scripts": BuildScripts})
+setup(cffi_modules=["native/_build.py:ffibuilder", "rewriters/_build.py:ffibuilder"],
+      scripts=build_commands(), cmdclass={"build_scripts": BuildScripts})

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 from clang import cindex
 from clang.cindex import Cursor, CursorKind
+
+from ._top_level import ffi
+from ._top_level import lib as top_level_walk
 
 # CXBinaryOperatorKind values (clang-c/Index.h, LLVM >= 17) mapped to C spellings.
 BINARY_SPELLING = {
@@ -62,8 +65,22 @@ _expansion = _bind("clang_getExpansionLocation",
 _location_for_offset = _bind("clang_getLocationForOffset",
                              [cindex.TranslationUnit, cindex.File, ctypes.c_uint],
                              cindex.SourceLocation)
-# A macro expansion's source locations have this bit of their raw value set; files' do not.
-_MACRO_LOCATION = 1 << 31
+# libclang's functions as the C walk of a unit's top level calls them (top_level.h).
+_VISIT_CHILDREN = ffi.cast("ffcc_visit_children", ctypes.cast(
+    cindex.conf.lib.clang_visitChildren, ctypes.c_void_p).value)
+_GET_EXTENT = ffi.cast("ffcc_get_extent", ctypes.cast(
+    cindex.conf.lib.clang_getCursorExtent, ctypes.c_void_p).value)
+_CURSOR_SIZE = ctypes.sizeof(Cursor)
+_TOP_LEVEL_CAPACITY = 4096  # nodes of each kind the walk's arrays hold at first
+_Cursor = TypeVar("_Cursor", bound=Cursor)
+
+
+class TopLevel(NamedTuple):
+    """A unit's top level, its headers' included, sorted (MainFileExtents.top_level)."""
+
+    spans: list[tuple[int, int]]     # of the macro expansions written in the main file
+    definitions: ctypes.Array[Any]   # every macro definition
+    declarations: ctypes.Array[Any]  # the declarations that may be the main file's
 
 
 class MainFileExtents:
@@ -90,11 +107,36 @@ class MainFileExtents:
             return begin - self._start, end - self._start
         return None
 
-    def elsewhere(self, cursor: Cursor) -> bool:
-        """True when a node begins in a file other than the main file (a header's node);
-        False for the main file's nodes and those that begin in a macro expansion."""
-        begin = _extent(cursor).begin_int_data
-        return not (begin & _MACRO_LOCATION or self._start <= begin <= self._end)
+    def top_level(self, unit: Cursor, cursor_type: type[_Cursor]) -> TopLevel:
+        """The children of the translation unit's cursor ``unit``, sorted in C (top_level.h):
+        the spans of the macro expansions written in the main file (as ``offsets`` gives
+        them), every macro definition, and the declarations that may be the main file's (those
+        that begin in it or in a macro expansion, not in another file), as arrays of
+        ``cursor_type`` in the order libclang lists them."""
+        root = ffi.new("ffcc_cursor *")
+        ffi.memmove(root, bytes(unit), _CURSOR_SIZE)
+        capacity = _TOP_LEVEL_CAPACITY
+        while True:
+            found = ffi.new("ffcc_top_level *")
+            arrays = (ffi.new("ffcc_cursor[]", capacity), ffi.new("ffcc_cursor[]", capacity),
+                      ffi.new("unsigned int[]", 2 * capacity))
+            found.capacity = capacity
+            found.declarations, found.definitions, found.spans = arrays
+            top_level_walk.ffcc_sort_top_level(_VISIT_CHILDREN, _GET_EXTENT, root,
+                                               self._start, self._end, found)
+            largest = max(found.declaration_count, found.definition_count, found.span_count)
+            if largest <= capacity:
+                break
+            capacity = largest
+        offsets = ffi.unpack(found.spans, 2 * found.span_count)
+        return TopLevel(list(zip(offsets[::2], offsets[1::2])),
+                        _cursors(cursor_type, found.definitions, found.definition_count),
+                        _cursors(cursor_type, found.declarations, found.declaration_count))
+
+
+def _cursors(cursor_type: type[_Cursor], array: Any, count: int) -> ctypes.Array[_Cursor]:
+    """The first ``count`` cursors of the C walk's ``array``, copied out as ``cursor_type``."""
+    return (cursor_type * count).from_buffer_copy(ffi.buffer(array, count * _CURSOR_SIZE))
 
 
 def expansion_extent(cursor: Cursor) -> tuple[int, int, int | None]:

@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -218,30 +218,19 @@ class Unit:
         main_file = cindex.File.from_name(self.tu, self.path)
         self._main_file = _handle(main_file)
         self._main_extents = MainFileExtents(self.tu, main_file, len(self.source))
-        invocations, definitions, declarations = self._sort_top_level()
-        self._macro_starts, self._macro_ends = _outermost(invocations)
-        self._definitions = definitions  # every macro's, for _macro_definitions
-        self._declarations = [c for c in declarations if self.in_main_file(c)]  # the file's own
+        # The top level, its headers' included: thousands of nodes, most of them the headers'.
+        top_level = self._main_extents.top_level(self.tu.cursor, _Cursor)
+        self._macro_starts, self._macro_ends = _outermost(top_level.spans)
+        self._definitions = top_level.definitions  # every macro's, for _macro_definitions
+        self._declarations = [c for c in self._owned(top_level.declarations)
+                              if self.in_main_file(c)]  # the file's own
 
-    def _sort_top_level(self) -> tuple[list[Span], list[Cursor], list[Cursor]]:
-        """The top level of the unit, its headers' included, in one pass (thousands of nodes,
-        most of them the headers'): the spans of the macro invocations written in the main
-        file, every macro definition, and the declarations that may be the main file's (none
-        that begins in another file)."""
-        invocations: list[Span] = []
-        definitions: list[Cursor] = []
-        declarations: list[Cursor] = []
-        extents = self._main_extents
-        for cursor in children(self.tu.cursor):
-            kind = cursor.kind
-            if kind == CursorKind.MACRO_INSTANTIATION:
-                if (span := extents.offsets(cursor)) is not None:
-                    invocations.append(span)
-            elif kind == CursorKind.MACRO_DEFINITION:
-                definitions.append(cursor)
-            elif kind not in PREPROCESSING_KINDS and not extents.elsewhere(cursor):
-                declarations.append(cursor)
-        return invocations, definitions, declarations
+    def _owned(self, cursors: Iterable[Cursor]) -> list[Cursor]:
+        """``cursors`` as the bindings give them, each keeping the translation unit alive."""
+        owned = list(cursors)
+        for cursor in owned:
+            cursor._tu = self.tu
+        return owned
 
     # -- positions -------------------------------------------------------------------------
 
@@ -403,7 +392,7 @@ class Unit:
     @cached_property
     def _macro_definitions(self) -> dict[str, list[Cursor]]:
         found: dict[str, list[Cursor]] = {}
-        for cursor in self._definitions:
+        for cursor in self._owned(self._definitions):
             found.setdefault(cursor.spelling, []).append(cursor)
         return found
 
@@ -589,9 +578,6 @@ class _Cursor(Cursor):
 
 
 _CURSOR_KINDS = CursorKind._kinds
-# ``kind.is_preprocessing()`` as a set: that method is a libclang call, and a unit's headers
-# give its top level thousands of nodes to ask it of.
-PREPROCESSING_KINDS = frozenset(k for k in CursorKind.get_all_kinds() if k.is_preprocessing())
 
 
 def _append_child(child: _Cursor, _parent: _Cursor, found: list[_Cursor]) -> int:

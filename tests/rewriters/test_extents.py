@@ -1,10 +1,13 @@
 """Where a unit's nodes are: the main file's read from their extents' raw places
-(ops.MainFileExtents) agree with libclang's expansion locations, for every node."""
+(ops.MainFileExtents) agree with libclang's expansion locations, for every node; and the C walk
+of the top level sorts its nodes as the bindings list them."""
 
 from __future__ import annotations
 
-from clang.cindex import Cursor
+import pytest
+from clang.cindex import Cursor, CursorKind
 
+from ffcc.rewriters import ops
 from ffcc.rewriters.ops import MainFileExtents, expansion_extent
 from ffcc.rewriters.unit import Unit, children
 
@@ -29,12 +32,16 @@ def _nodes(cursor: Cursor) -> list[Cursor]:
     return found
 
 
-def test_main_file_extents_agree_with_expansion_locations(tmp_path):
+@pytest.fixture
+def unit(tmp_path) -> Unit:
     (tmp_path / "pieces.h").write_text(HEADER)
     (tmp_path / "late.h").write_text(LATE)
     source = tmp_path / "case.c"
     source.write_text(MAIN)
-    unit = Unit(str(source), [])
+    return Unit(str(source), [])
+
+
+def test_main_file_extents_agree_with_expansion_locations(unit):
     extents: MainFileExtents = unit._main_extents
     seen = {"main": 0, "header": 0, "macro": 0}
     for node in _nodes(unit.tu.cursor):
@@ -44,11 +51,8 @@ def test_main_file_extents_agree_with_expansion_locations(tmp_path):
         if offsets is not None:
             assert in_main and offsets == (start, end), node.kind
             seen["main"] += 1
-        elif extents.elsewhere(node):
-            assert not in_main, node.kind
-            seen["header"] += 1
         else:
-            seen["macro"] += 1
+            seen["macro" if in_main else "header"] += 1
         assert unit.in_main_file(node) == in_main
     assert all(seen.values()), seen  # each kind of place occurred
     assert [f.spelling for f in unit.functions()] == ["from_macro", "first", "second"]
@@ -56,3 +60,25 @@ def test_main_file_extents_agree_with_expansion_locations(tmp_path):
     invocations = [MAIN[s:e] for s, e in zip(unit._macro_starts, unit._macro_ends)]
     assert invocations == ["DECLARE(from_macro)", "TWICE(v)", "TWICE(a)", "LAST(a, b + 1)",
                            "TWICE(b)", "LAST(p.a, p.b)"]
+
+
+@pytest.mark.parametrize("capacity", [ops._TOP_LEVEL_CAPACITY, 1])  # 1: the walk runs again
+def test_the_c_walk_sorts_the_top_level_as_the_bindings_list_it(unit, monkeypatch, capacity):
+    monkeypatch.setattr(ops, "_TOP_LEVEL_CAPACITY", capacity)
+    extents: MainFileExtents = unit._main_extents
+    top = children(unit.tu.cursor)
+    walked = extents.top_level(unit.tu.cursor, Cursor)
+
+    def may_be_main(node: Cursor) -> bool:  # begins in the main file or in a macro expansion
+        begin = node.extent.begin_int_data
+        return bool(begin & 1 << 31) or extents.offsets(node) is not None or (
+            expansion_extent(node)[2] == unit._main_file)
+
+    definitions = [node for node in top if node.kind == CursorKind.MACRO_DEFINITION]
+    declarations = [node for node in top if not node.kind.is_preprocessing() and may_be_main(node)]
+    spans = [extents.offsets(node) for node in top
+             if node.kind == CursorKind.MACRO_INSTANTIATION and extents.offsets(node)]
+    assert [bytes(node) for node in walked.definitions] == [bytes(node) for node in definitions]
+    assert [bytes(node) for node in walked.declarations] == [bytes(node) for node in declarations]
+    assert walked.spans == spans
+    assert len(definitions) > 3 and len(declarations) == 3 and len(spans) == 6

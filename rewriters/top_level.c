@@ -1,0 +1,71 @@
+/* top_level.c - see top_level.h. */
+#include <stddef.h>
+
+#include "top_level.h"
+
+/* libclang's cursor kinds (Index.h): the preprocessing ones are 500 to 503. */
+enum {
+    PREPROCESSING_FIRST = 500,
+    MACRO_DEFINITION = 501,
+    MACRO_EXPANSION = 502,
+    PREPROCESSING_LAST = 503,
+};
+/* A raw location with this bit set is in a macro expansion (SourceLocation::MacroIDBit). */
+#define MACRO_LOCATION 0x80000000u
+#define CHILD_VISIT_CONTINUE 1
+
+struct walk {
+    ffcc_get_extent get_extent;
+    unsigned int main_start;
+    unsigned int main_end;
+    ffcc_top_level *found;
+};
+
+static int in_main_file(const struct walk *walk, unsigned int location)
+{
+    return walk->main_start <= location && location <= walk->main_end;
+}
+
+static void keep(ffcc_cursor *array, size_t *count, size_t capacity, ffcc_cursor cursor)
+{
+    if (*count < capacity)
+        array[*count] = cursor;
+    ++*count;
+}
+
+static void keep_span(ffcc_top_level *found, const struct walk *walk, ffcc_source_range extent)
+{
+    if (found->span_count < found->capacity) {
+        found->spans[2 * found->span_count] = extent.begin_int_data - walk->main_start;
+        found->spans[2 * found->span_count + 1] = extent.end_int_data - walk->main_start;
+    }
+    ++found->span_count;
+}
+
+static int sort_child(ffcc_cursor child, ffcc_cursor parent, void *data)
+{
+    (void)parent;
+    struct walk *walk = data;
+    ffcc_top_level *found = walk->found;
+    if (child.kind == MACRO_EXPANSION) {
+        ffcc_source_range extent = walk->get_extent(child);
+        if (in_main_file(walk, extent.begin_int_data) && in_main_file(walk, extent.end_int_data))
+            keep_span(found, walk, extent);
+    } else if (child.kind == MACRO_DEFINITION) {
+        keep(found->definitions, &found->definition_count, found->capacity, child);
+    } else if (child.kind < PREPROCESSING_FIRST || child.kind > PREPROCESSING_LAST) {
+        unsigned int begin = walk->get_extent(child).begin_int_data;
+        if ((begin & MACRO_LOCATION) || in_main_file(walk, begin))
+            keep(found->declarations, &found->declaration_count, found->capacity, child);
+    }
+    return CHILD_VISIT_CONTINUE;
+}
+
+void ffcc_sort_top_level(ffcc_visit_children visit_children, ffcc_get_extent get_extent,
+                         const ffcc_cursor *unit, unsigned int main_start, unsigned int main_end,
+                         ffcc_top_level *found)
+{
+    struct walk walk = {get_extent, main_start, main_end, found};
+    found->declaration_count = found->definition_count = found->span_count = 0;
+    visit_children(*unit, sort_child, &walk);
+}

@@ -1,0 +1,49 @@
+/* top_level.h - a translation unit's top level sorted in C, as seen from Python.
+ *
+ * Fed verbatim to cffi's cdef (rewriters/_build.py): plain declarations only.
+ *
+ * libclang lists a unit's top level with a call back per node, and with a detailed
+ * preprocessing record its headers give it thousands of nodes (every macro definition and
+ * expansion of every header); a Python call back per node cost a third of a small unit's
+ * annotation.  Here C visits them and keeps what unit.py needs: the spans of the macro
+ * expansions written in the main file, every macro definition, and the declarations that
+ * may be the main file's.  It calls libclang through the pointers Python hands it (the
+ * functions of the libclang the bindings loaded), so it links against no libclang itself.
+ */
+
+/* libclang's CXCursor and CXSourceRange, field for field. */
+typedef struct {
+    int kind;
+    int xdata;
+    const void *data[3];
+} ffcc_cursor;
+
+typedef struct {
+    const void *ptr_data[2];
+    unsigned int begin_int_data;
+    unsigned int end_int_data;
+} ffcc_source_range;
+
+/* clang_visitChildren (its visitor returns a CXChildVisitResult) and clang_getCursorExtent. */
+typedef unsigned int (*ffcc_visit_children)(ffcc_cursor, int (*)(ffcc_cursor, ffcc_cursor, void *),
+                                            void *);
+typedef ffcc_source_range (*ffcc_get_extent)(ffcc_cursor);
+
+/* What the walk found; each array holds up to `capacity` entries, the counts say how many
+ * there were (more than `capacity` when the arrays were too small: call again, larger). */
+typedef struct {
+    size_t capacity;
+    ffcc_cursor *declarations;
+    size_t declaration_count;
+    ffcc_cursor *definitions;
+    size_t definition_count;
+    unsigned int *spans;  /* (start, end) pairs: offsets in the main file */
+    size_t span_count;
+} ffcc_top_level;
+
+/* Sort the children of `unit` (the translation unit's cursor) into `found`.  The main
+ * file's locations are the raw ones from `main_start` to `main_end` (ops.MainFileExtents). */
+void ffcc_sort_top_level(ffcc_visit_children visit_children, ffcc_get_extent get_extent,
+                         const ffcc_cursor *unit,
+                         unsigned int main_start, unsigned int main_end,
+                         ffcc_top_level *found);
