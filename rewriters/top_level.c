@@ -1,5 +1,6 @@
 /* top_level.c - see top_level.h. */
 #include <stddef.h>
+#include <string.h>
 
 #include "top_level.h"
 
@@ -68,4 +69,23 @@ void ffcc_sort_top_level(ffcc_visit_children visit_children, ffcc_get_extent get
     struct walk walk = {get_extent, main_start, main_end, found};
     found->declaration_count = found->definition_count = found->span_count = 0;
     visit_children(*unit, sort_child, &walk);
+}
+
+size_t ffcc_macro_names(ffcc_get_spelling get_spelling, ffcc_get_c_string get_c_string,
+                        ffcc_dispose_string dispose_string, const ffcc_cursor *definitions,
+                        size_t count, char *names, size_t capacity)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        ffcc_string spelling = get_spelling(definitions[i]);
+        const char *name = get_c_string(spelling);
+        size_t length = name != NULL ? strlen(name) : 0;
+        if (used + length + 1 <= capacity) {
+            memcpy(names + used, name != NULL ? name : "", length);
+            names[used + length] = '\n';
+        }
+        used += length + 1;
+        dispose_string(spelling);
+    }
+    return used;
 }

@@ -24,6 +24,12 @@ typedef struct {
     unsigned int end_int_data;
 } ffcc_source_range;
 
+/* libclang's CXString. */
+typedef struct {
+    const void *data;
+    unsigned int private_flags;
+} ffcc_string;
+
 /* clang_visitChildren (its visitor returns a CXChildVisitResult) and clang_getCursorExtent. */
 typedef unsigned int (*ffcc_visit_children)(ffcc_cursor, int (*)(ffcc_cursor, ffcc_cursor, void *),
                                             void *);
@@ -47,3 +53,16 @@ void ffcc_sort_top_level(ffcc_visit_children visit_children, ffcc_get_extent get
                          const ffcc_cursor *unit,
                          unsigned int main_start, unsigned int main_end,
                          ffcc_top_level *found);
+
+/* clang_getCursorSpelling, clang_getCString and clang_disposeString. */
+typedef ffcc_string (*ffcc_get_spelling)(ffcc_cursor);
+typedef const char *(*ffcc_get_c_string)(ffcc_string);
+typedef void (*ffcc_dispose_string)(ffcc_string);
+
+/* The names of the macro `definitions` (`count` of them, as the walk found them), each
+ * followed by a newline, written into `names` as far as `capacity` bytes go; returns the
+ * bytes they take (more than `capacity`: call again, larger).  A unit's per-use macro search
+ * (unit.py) looks definitions up by name, and there are thousands. */
+size_t ffcc_macro_names(ffcc_get_spelling get_spelling, ffcc_get_c_string get_c_string,
+                        ffcc_dispose_string dispose_string, const ffcc_cursor *definitions,
+                        size_t count, char *names, size_t capacity);

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, Type, TypeKind
 
-from .ops import MainFileExtents, expansion_extent
+from .ops import MainFileExtents, expansion_extent, macro_names
 
 if TYPE_CHECKING:
     from .macro_expansion import Expansion
@@ -221,7 +221,7 @@ class Unit:
         # The top level, its headers' included: thousands of nodes, most of them the headers'.
         top_level = self._main_extents.top_level(self.tu.cursor, _Cursor)
         self._macro_starts, self._macro_ends = _outermost(top_level.spans)
-        self._definitions = top_level.definitions  # every macro's, for _macro_definitions
+        self._definitions = top_level.definitions  # every macro's, for _definitions_of
         self._declarations = [c for c in self._owned(top_level.declarations)
                               if self.in_main_file(c)]  # the file's own
 
@@ -381,7 +381,7 @@ class Unit:
             if current in PER_USE_MACROS or self._per_use.get(current):
                 self._per_use[name] = True
                 return True
-            for definition in self._macro_definitions.get(current, ()):
+            for definition in self._definitions_of(current):
                 for tok in definition.get_tokens():
                     if tok.kind == TokenKind.IDENTIFIER and tok.spelling not in seen:
                         seen.add(tok.spelling)
@@ -389,11 +389,17 @@ class Unit:
         self._per_use.update(dict.fromkeys(seen, False))
         return False
 
+    def _definitions_of(self, name: str) -> list[Cursor]:
+        """The definitions of the macro ``name`` (a unit may define one several times)."""
+        return self._owned(self._definitions[index]
+                           for index in self._macro_definitions.get(name, ()))
+
     @cached_property
-    def _macro_definitions(self) -> dict[str, list[Cursor]]:
-        found: dict[str, list[Cursor]] = {}
-        for cursor in self._owned(self._definitions):
-            found.setdefault(cursor.spelling, []).append(cursor)
+    def _macro_definitions(self) -> dict[str, list[int]]:
+        """Macro name -> the places of its definitions in ``_definitions``."""
+        found: dict[str, list[int]] = {}
+        for index, name in enumerate(macro_names(self._definitions)):
+            found.setdefault(name, []).append(index)
         return found
 
     def first_token(self, cursor: Cursor) -> str:

@@ -62,9 +62,11 @@ def test_main_file_extents_agree_with_expansion_locations(unit):
                            "TWICE(b)", "LAST(p.a, p.b)"]
 
 
-@pytest.mark.parametrize("capacity", [ops._TOP_LEVEL_CAPACITY, 1])  # 1: the walk runs again
+@pytest.mark.parametrize("capacity", [None, 1])  # 1: each C function runs again, with room
 def test_the_c_walk_sorts_the_top_level_as_the_bindings_list_it(unit, monkeypatch, capacity):
-    monkeypatch.setattr(ops, "_TOP_LEVEL_CAPACITY", capacity)
+    if capacity is not None:
+        monkeypatch.setattr(ops, "_TOP_LEVEL_CAPACITY", capacity)
+        monkeypatch.setattr(ops, "_NAME_BYTES", capacity)
     extents: MainFileExtents = unit._main_extents
     top = children(unit.tu.cursor)
     walked = extents.top_level(unit.tu.cursor, Cursor)
@@ -81,4 +83,5 @@ def test_the_c_walk_sorts_the_top_level_as_the_bindings_list_it(unit, monkeypatc
     assert [bytes(node) for node in walked.definitions] == [bytes(node) for node in definitions]
     assert [bytes(node) for node in walked.declarations] == [bytes(node) for node in declarations]
     assert walked.spans == spans
+    assert ops.macro_names(walked.definitions) == [node.spelling for node in definitions]
     assert len(definitions) > 3 and len(declarations) == 3 and len(spans) == 6
