@@ -8,8 +8,11 @@ that decide the code (``plan.parse_flags``).  So each annotation is kept, compre
 private directory of this user's compile servers (client.socket_dir), under a key of
 everything it was made from but its inputs' contents: this installation's code, the source's
 path, those options, the label options and the labels compiled out.  An entry serves while
-every input keeps its modification time and size (what make trusts too; a unit with an input
-changed in the last two seconds is not kept), and is removed once unused for ``KEEP_SECONDS``.
+every input keeps its modification time and size (what make trusts too), and is removed once
+unused for ``KEEP_SECONDS``.  A modification time only moves with the kernel's clock tick, so
+an input changed in the last two seconds (configure's config.h when make starts) is kept with
+a digest of its contents too, compared on every use; one changed while the command read it, or
+just before, is not kept.
 
 Position-independent code is left out of the key, so that both compiles of a library source
 share one entry: ``-fPIC`` only defines ``__PIC__`` and ``__pic__`` (``-fPIE`` ``__PIE__``
@@ -46,8 +49,12 @@ ENABLED_ENV = "FFCC_ANNOTATION_CACHE"
 KEEP_SECONDS = 600.0
 # An input modified this recently is not trusted to change its time when it changes again: a
 # file's modification time only moves with the kernel's clock tick, and a build may rewrite a
-# generated file within one (ccache's direct mode has the same rule).
+# generated file within one (ccache's direct mode has the same rule).  Its contents' digest
+# is kept too.
 TOO_RECENT_SECONDS = 2.0
+# An input modified less than this before a command began to read it may have changed while
+# it was read (a clock tick is a few milliseconds): it is not kept.
+READ_MARGIN_SECONDS = 0.1
 # At most this many bytes of entries (XDG_RUNTIME_DIR is a small tmpfs): the least recently
 # used go first.
 KEEP_BYTES = 256 << 20
@@ -60,7 +67,9 @@ _ENTRY_PREFIX = "annotations-"
 _Kind = TypeVar("_Kind")
 
 
-Stamp = tuple[str, int, int]  # (path, modification time in ns, size)
+# (path, modification time in ns, size, digest of its contents if modified TOO_RECENT_SECONDS
+# before it was kept)
+Stamp = tuple[str, int, int, bytes | None]
 
 
 @dataclass
@@ -76,6 +85,7 @@ def cached_annotation(path: str, args: list[str], options: LabelOptions,
     directory = cache_directory()
     if directory is None:
         return make()
+    started = time.time()
     pic = tuple(arg for arg in args if PIC_OPTION.match(arg))
     key = _key(path, [arg for arg in args if not PIC_OPTION.match(arg)], options, compiled_out)
     where = os.path.join(directory, key)
@@ -84,7 +94,7 @@ def cached_annotation(path: str, args: list[str], options: LabelOptions,
         os.utime(where)
         return entry.annotation
     annotation = make()
-    inputs = kept_inputs([os.path.abspath(path), *annotation.headers])
+    inputs = kept_inputs([os.path.abspath(path), *annotation.headers], started)
     if inputs is not None:
         stamps, pic_words = inputs
         store_entry(where, _Entry(stamps, pic if pic_words else None, annotation))
@@ -155,33 +165,44 @@ def _serves(entry: _Entry, pic: tuple[str, ...]) -> bool:
 
 
 def unchanged(inputs: list[Stamp]) -> bool:
-    """Whether every input still has the modification time and size it was kept with."""
-    return all(_stamp(path) == (path, mtime, size) for path, mtime, size in inputs)
+    """Whether every input still has the modification time, size (and contents, where a
+    digest was kept) it was kept with."""
+    for path, mtime, size, digest in inputs:
+        if _status(path) != (mtime, size):
+            return False
+        if digest is not None and ((text := _read(path)) is None or _digest(text) != digest):
+            return False
+    return True
 
 
-def _stamp(path: str) -> Stamp | None:
+def _status(path: str) -> tuple[int, int] | None:
     try:
         info = os.stat(path)
     except OSError:
         return None
-    return path, info.st_mtime_ns, info.st_size
+    return info.st_mtime_ns, info.st_size
 
 
-def kept_inputs(paths: list[str], words: re.Pattern[bytes] = PIC_WORD
+def _digest(text: bytes) -> bytes:
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def kept_inputs(paths: list[str], since: float, words: re.Pattern[bytes] = PIC_WORD
                 ) -> tuple[list[Stamp], frozenset[bytes]] | None:
     """The stamps of a unit's inputs and which of ``words`` (by default the PIC macro names)
-    they spell, or None when one is gone or changed too recently for its stamp to show its
-    next change."""
-    inputs = [_stamp(name) for name in paths]
+    they spell, or None when one is gone or was modified after, or just before, ``since``
+    (when the command began to read them: time.time())."""
     recent = (time.time() - TOO_RECENT_SECONDS) * 1e9
-    stamps = [stamp for stamp in inputs if stamp is not None and stamp[1] <= recent]
-    if len(stamps) < len(inputs):
-        return None
-    texts = [_read(name) for name, _, _ in stamps]
-    if any(text is None for text in texts):
-        return None
-    return stamps, frozenset(found.group() for text in texts if text is not None
-                             for found in words.finditer(text))
+    read = (since - READ_MARGIN_SECONDS) * 1e9
+    stamps: list[Stamp] = []
+    texts = []
+    for path in paths:
+        status, text = _status(path), _read(path)
+        if status is None or text is None or status[0] > read:
+            return None
+        stamps.append((path, *status, _digest(text) if status[0] > recent else None))
+        texts.append(text)
+    return stamps, frozenset(found.group() for text in texts for found in words.finditer(text))
 
 
 def store_entry(where: str, entry: object) -> None:

@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -80,6 +81,7 @@ class LabelledUnit:
     by_criterion: dict[str, int] = field(default_factory=dict)
     left_out: int = 0
     inputs: tuple[str, ...] = ()  # what it was made of: the source and its headers
+    read_since: float = 0.0  # when the command began to read them (time.time())
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class LabelBuilder:
             return None
         args = [*settings.macros, *flags]
         compiled_out = settings.retired_in(source.path)
+        started = time.time()
         try:
             result = cached_annotation(
                 source.path, args, settings.options, compiled_out,
@@ -142,7 +145,7 @@ class LabelBuilder:
         for label in result.labels:
             counts[label.criterion] = counts.get(label.criterion, 0) + 1
         unit = LabelledUnit(source.path, annotated, len(result.labels), counts, result.left_out,
-                            (os.path.abspath(source.path), *result.headers))
+                            (os.path.abspath(source.path), *result.headers), started)
         self.units.append(unit)
         if settings.verbose:
             say(f"ffcc: {source.path}: {unit.label_count} labels "
@@ -274,7 +277,7 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
              builder: LabelBuilder, verbose: bool, kept: KeptObject | None) -> int:
     if not units:
         return zygote.run(argv).returncode
-    keeping = None if kept is None else kept.keeping(units[0].inputs)
+    keeping = None if kept is None else kept.keeping(units[0].inputs, units[0].read_since)
     labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
     if keeping is not None:  # a compile of one unit (object_cache.kept_object)
         labelled = keeping.argv(labelled)

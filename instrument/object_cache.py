@@ -15,13 +15,14 @@ compile wrote.
 
 An object is kept under a key of everything that makes it but those: this installation, the
 working directory, the backend's command line, the environment variables the compiler reads,
-the label settings.  It serves while the unit's inputs keep their modification times and sizes
-(the annotation cache's rule).  A unit whose inputs spell a PIC macro name may be different
-code in each compile: xz's liblzma gives its shared objects symbol versions under ``PIC`` in
-a header every unit includes, though only five units use them.  So such a unit's object
-carries a digest of its preprocessed text (the backend's ``-E``, tens of milliseconds where
-its labelled compile takes seconds), and serves only a compile whose text has the same digest;
-it is compiled as PIC on speculation only if that does not change its text either.  A compile
+the label settings.  It serves while the unit's inputs keep their modification times and sizes,
+and the contents of those changed just before it was kept (the annotation cache's rule).  A
+unit whose inputs spell a PIC macro name may be different code in each compile: xz's liblzma
+gives its shared objects symbol versions under ``PIC`` in a header every unit includes,
+though only five units use them.  So such a unit's object carries a digest of its preprocessed
+text (the backend's ``-E``, tens of milliseconds where its labelled compile takes seconds),
+and serves only a compile whose text has the same digest; it is compiled as PIC on
+speculation only if that does not change its text either.  A compile
 that asks for code that is not position-independent (``-fno-pic``, ``-fno-pie``), and a unit
 whose inputs spell ``__DATE__`` or ``__TIME__`` (each compile has its own time), compile as
 asked and keep nothing.
@@ -128,13 +129,14 @@ class KeptObject:
             return False  # the compile says why in its own words (a missing directory)
         return True
 
-    def keeping(self, inputs: tuple[str, ...]) -> Keeping | None:
+    def keeping(self, inputs: tuple[str, ...], since: float) -> Keeping | None:
         """How the compile keeps its object, when it may: PIC code stands for what it asks for,
-        the unit's ``inputs`` (source and headers) spell no clock macro name, and if they spell
-        a PIC macro name, compiling as PIC leaves its preprocessed text as it was."""
+        the unit's ``inputs`` (source and headers, which the command began to read at
+        ``since``) spell no clock macro name, and if they spell a PIC macro name, compiling as
+        PIC leaves its preprocessed text as it was."""
         if not self.takes_pic:
             return None
-        stamped = kept_inputs(list(inputs), _WATCHED_WORD)
+        stamped = kept_inputs(list(inputs), since, _WATCHED_WORD)
         if stamped is None or any(_CLOCK_WORD.match(word) for word in stamped[1]):
             return None
         preprocessed = None

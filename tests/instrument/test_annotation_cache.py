@@ -104,6 +104,28 @@ def test_a_unit_just_changed_is_not_kept(unit):
     assert annotated.calls == 2
 
 
+def rewritten_in_the_same_tick(path, text: str) -> None:
+    """``path`` with ``text`` (of the same size), its modification time as it was: what a
+    rewrite within one tick of the kernel's clock leaves."""
+    status = path.stat()
+    path.write_text(text)
+    assert path.stat().st_size == status.st_size
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+
+
+def test_a_header_changed_just_before_the_compile_is_kept_with_its_contents(unit):
+    """configure writes config.h a moment before make's first compile: within the two
+    seconds a rewrite may not show in its time, so its contents are compared."""
+    header = written(unit.parent / "limit.h", HEADER, age=1.0)
+    annotated = Counted(unit)
+    annotated(["-O2"])
+    annotated(["-O2"])
+    assert annotated.calls == 1
+    rewritten_in_the_same_tick(header, HEADER.replace("3", "4"))
+    annotated(["-O2"])
+    assert annotated.calls == 2
+
+
 def test_the_cache_can_be_turned_off(unit, monkeypatch):
     monkeypatch.setenv(ENABLED_ENV, "0")
     annotated = Counted(unit)

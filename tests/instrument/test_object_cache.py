@@ -11,6 +11,7 @@ import time
 
 import pytest
 from helpers import ffcc, have
+from test_annotation_cache import rewritten_in_the_same_tick
 
 from ffcc.instrument.annotation_cache import ENABLED_ENV
 
@@ -95,6 +96,15 @@ def test_pic_objects_with_interposable_functions_are_not_kept(unit):
 def test_a_changed_header_makes_the_static_compile_its_own(unit):
     compiled(unit, "shared.o", *LIBTOOL_PIC)
     written(unit / "limit.h", "#define LIMIT 4\n", age=5.0)
+    assert not compiled(unit, "static.o")[1]
+
+
+def test_a_header_changed_just_before_is_compared_by_its_contents(unit):
+    """zlib's zconf.h, which configure writes a moment before make compiles."""
+    written(unit / "limit.h", HEADER, age=1.0)
+    compiled(unit, "shared.o", *LIBTOOL_PIC)
+    assert compiled(unit, "static.o")[1]
+    rewritten_in_the_same_tick(unit / "limit.h", "#define LIMIT 4\n")
     assert not compiled(unit, "static.o")[1]
 
 
