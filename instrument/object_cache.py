@@ -40,6 +40,7 @@ import dataclasses
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -220,20 +221,21 @@ def _names_its_targets(args: list[str]) -> bool:
 
 def _without_outputs(argv: list[str]) -> tuple[str, ...]:
     """``argv`` without the options that name its outputs or make it compile."""
-    words, kept = iter(argv), []
-    for word in words:
-        if word in _OUTPUT_VALUE:
-            next(words, None)
-        elif not (word in _OUTPUT_OPTION or word.startswith(_OUTPUT_VALUE)):
-            kept.append(word)
-    return tuple(kept)
+    return tuple(_without(argv, _OUTPUT_VALUE, _OUTPUT_OPTION.__contains__))
 
 
 def _without_pic_and_output(argv: list[str]) -> list[str]:
+    return _without(argv, ("-o",), lambda word: bool(PIC_OPTION.match(word)))
+
+
+def _without(argv: list[str], valued: tuple[str, ...], dropped: Callable[[str], bool]
+             ) -> list[str]:
+    """``argv`` without the options ``valued`` (with their value, joined or next) and the
+    words ``dropped`` picks."""
     words, kept = iter(argv), []
     for word in words:
-        if word == "-o":
+        if word in valued:
             next(words, None)
-        elif not (word.startswith("-o") or PIC_OPTION.match(word)):
+        elif not (word.startswith(valued) or dropped(word)):
             kept.append(word)
     return kept

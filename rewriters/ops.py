@@ -82,6 +82,7 @@ _CURSOR_SIZE = ctypes.sizeof(Cursor)
 _TOP_LEVEL_CAPACITY = 4096  # nodes of each kind the walk's arrays hold at first
 _NAME_BYTES = 24  # bytes per macro name that macro_names holds at first
 _Cursor = TypeVar("_Cursor", bound=Cursor)
+_Found = TypeVar("_Found")
 
 
 class TopLevel(NamedTuple):
@@ -124,19 +125,19 @@ class MainFileExtents:
         ``cursor_type`` in the order libclang lists them."""
         root = ffi.new("ffcc_cursor *")
         ffi.memmove(root, bytes(unit), _CURSOR_SIZE)
-        capacity = _TOP_LEVEL_CAPACITY
-        while True:
+
+        def walk(capacity: int) -> tuple[tuple[Any, tuple[Any, ...]], int]:
             found = ffi.new("ffcc_top_level *")
             arrays = (ffi.new("ffcc_cursor[]", capacity), ffi.new("ffcc_cursor[]", capacity),
-                      ffi.new("unsigned int[]", 2 * capacity))
+                      ffi.new("unsigned int[]", 2 * capacity))  # found points into them
             found.capacity = capacity
             found.declarations, found.definitions, found.spans = arrays
             top_level_walk.ffcc_sort_top_level(_VISIT_CHILDREN, _GET_EXTENT, root,
                                                self._start, self._end, found)
-            largest = max(found.declaration_count, found.definition_count, found.span_count)
-            if largest <= capacity:
-                break
-            capacity = largest
+            return (found, arrays), max(found.declaration_count, found.definition_count,
+                                        found.span_count)
+
+        found, _arrays = _fitted(walk, _TOP_LEVEL_CAPACITY)
         offsets = ffi.unpack(found.spans, 2 * found.span_count)
         return TopLevel(list(zip(offsets[::2], offsets[1::2])),
                         _cursors(cursor_type, found.definitions, found.definition_count),
@@ -147,16 +148,25 @@ def macro_names(definitions: ctypes.Array[Any]) -> list[str]:
     """The names of the macro ``definitions`` (TopLevel's), in their order: what each one's
     ``spelling`` gives, for a tenth of the time (thousands of definitions)."""
     count = len(definitions)
-    capacity = _NAME_BYTES * count
-    while True:
+    cursors = ffi.from_buffer("ffcc_cursor[]", definitions)
+
+    def spell(capacity: int) -> tuple[bytes, int]:
         names = ffi.new("char[]", capacity)
-        used = top_level_walk.ffcc_macro_names(
-            _GET_SPELLING, _GET_C_STRING, _DISPOSE_STRING,
-            ffi.from_buffer("ffcc_cursor[]", definitions), count, names, capacity)
-        if used <= capacity:
-            break
-        capacity = used
-    return ffi.buffer(names, used)[:].decode(errors="surrogateescape").split("\n")[:-1]
+        used = top_level_walk.ffcc_macro_names(_GET_SPELLING, _GET_C_STRING, _DISPOSE_STRING,
+                                               cursors, count, names, capacity)
+        return ffi.buffer(names, min(used, capacity))[:], used
+
+    return _fitted(spell, _NAME_BYTES * count).decode(errors="surrogateescape").split("\n")[:-1]
+
+
+def _fitted(attempt: Callable[[int], tuple[_Found, int]], capacity: int) -> _Found:
+    """What ``attempt(capacity)`` found, from a second attempt with the capacity the first
+    said it needed when that was more: the C functions fill arrays of a given size and say
+    how much they needed."""
+    found, needed = attempt(capacity)
+    if needed > capacity:
+        found, _ = attempt(needed)
+    return found
 
 
 def _cursors(cursor_type: type[_Cursor], array: Any, count: int) -> ctypes.Array[_Cursor]:
