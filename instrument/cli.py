@@ -163,6 +163,17 @@ def run(argv: list[str], driver: str = C_DRIVER) -> int:
     invocation = None if command.project_form or not labelled else Invocation.current(opts)
     builder = (label_builder(opts, backend, invocation)
                if labelled and (command.c_sources or command.project_form) else None)
+    try:
+        return _compile(command, opts, backend, builder, invocation, labelled)
+    finally:
+        if builder is not None:
+            builder.cleanup()
+
+
+def _compile(command: CompilerCommand, opts: FfccOptions, backend: Backend,
+             builder: LabelBuilder | None, invocation: Invocation | None, labelled: bool) -> int:
+    """The compile, link or project build ``command`` asks for, with labels through
+    ``builder`` (whose directory the caller removes, whatever happens here)."""
     if command.project_form:
         from .project import build_project
         from .prune.rebuild import label_words
@@ -208,11 +219,8 @@ def _labelled_compile(backend_argv: list[str], command: CompilerCommand, builder
         if verbose:
             say(f"ffcc: {command.output}: the labelled object kept from the unit's earlier compile")
         return 0
-    try:
-        units = annotate_in_child(builder, command)
-        return compile_with_labels(backend_argv, command, builder, verbose, units, kept)
-    finally:
-        builder.cleanup()
+    units = annotate_in_child(builder, command)
+    return compile_with_labels(backend_argv, command, builder, verbose, units, kept)
 
 
 def print_version(driver: str, backend: Backend) -> int:

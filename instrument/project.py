@@ -83,12 +83,8 @@ def build_project(command: CompilerCommand, backend: Backend, builder, name: str
 
     objects = [obj_dir / n for n in _object_names(command.sources)]
     compiles = project_compiles(command, backend, objects, labelled=builder is not None)
-    try:
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            codes = list(pool.map(lambda argv: _run(argv, verbose, builder, backend.cxx), compiles))
-    finally:
-        if builder is not None:
-            builder.cleanup()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = list(pool.map(lambda argv: _run(argv, verbose, builder, backend.cxx), compiles))
     failed = [s.path for s, code in zip(command.sources, codes) if code != 0]
     if failed:
         raise FfccError(f"ffcc: error: compiling {', '.join(failed)} failed", 1)

@@ -29,7 +29,9 @@ def unit(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     monkeypatch.setenv("FFCC_SERVER", "0")
     monkeypatch.delenv(ENABLED_ENV, raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "run").mkdir(mode=0o700)
+    (tmp_path / "tmp").mkdir()
     for name, text in (("limit.h", HEADER), ("check.c", SOURCE), ("main.c", MAIN)):
         written(tmp_path / name, text)
     return tmp_path
@@ -49,6 +51,7 @@ def compiled(tree, output: str, *options: str, cc: str = "clang") -> tuple[bytes
                 *options, "-o", output, cwd=tree)
     served = "the labelled object kept from the unit's earlier compile" in done.stderr
     assert served == ("check.c: " not in done.stderr), done.stderr  # annotated otherwise
+    assert not list((tree / "tmp").iterdir())  # served or not, nothing is left behind
     return (tree / output).read_bytes(), served
 
 
