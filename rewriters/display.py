@@ -74,13 +74,33 @@ _SEPARATE = frozenset("()[]{},;")
 
 
 def _fused(before: str, after: str) -> bool:
-    """Would the two texts written together lex as other tokens (``-`` and ``-abs(``)?"""
-    if before[-1] in _SEPARATE or after[0] in _SEPARATE:
+    """Would the two texts written together lex as other tokens (``-`` and ``-abs(``)?  Only
+    texts whose touching characters could join are lexed: a record's mutants ask this of
+    every edit's neighbours, and most are a name beside an operator."""
+    if before[-1] in _SEPARATE or after[0] in _SEPARATE or not _may_join(before[-1], after[0]):
         return False
 
     def spellings(text: str) -> list[str]:
         return [token.spelling for token in lex(text.encode(errors="surrogateescape"))]
     return spellings(before + after) != spellings(before) + spellings(after)
+
+
+def _may_join(last: str, first: str) -> bool:
+    """Could a text ending in ``last`` and one starting with ``first`` lex differently when
+    written together?  Two word characters (``a`` ``b``) or two punctuation characters
+    (``-`` ``-``, ``/`` ``*``) may; a word character beside punctuation only as a number or a
+    literal's prefix reads on (``1`` ``.5``, ``1e`` ``+2``, ``.`` ``5``, ``L`` ``'x'``)."""
+    word_last, word_first = _word_character(last), _word_character(first)
+    if word_last == word_first:
+        return True
+    if word_last:
+        return first in ".'\"" or first in "+-" and last in "eEpP"
+    return last == "."
+
+
+def _word_character(char: str) -> bool:
+    """A character of a name or a number as ``lex`` reads them."""
+    return char.isalnum() or char in "_$" or char >= "\x80"
 
 
 def value_text(unit: Unit, cursor: Cursor) -> str | None:
