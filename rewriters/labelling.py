@@ -30,9 +30,8 @@ from .unit import ParseError, Unit, unparenthesised
 class _Collector:
     """Receives the label requests of criteria (the ``Emitter`` protocol) in one function."""
 
-    function: Function
-    requests: list[tuple[Function, LabelRequest]]  # shared by the file's collectors
-    bounds: list[tuple[Decision, int]]  # shared: decisions MCC bounded, and the window
+    requests: list[LabelRequest]
+    bounds: list[tuple[Decision, int]]  # decisions MCC bounded, and the window
     left_out_count: int = 0
 
     def label(self, request: LabelRequest) -> None:
@@ -40,7 +39,7 @@ class _Collector:
         if site.order_exposed or site.unlabelled:  # would reorder or change it (sites.py)
             self.left_out_count += 1
         else:
-            self.requests.append((self.function, request))
+            self.requests.append(request)
 
     def left_out(self, count: int = 1) -> None:
         self.left_out_count += count
@@ -54,48 +53,91 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     """Rewrite one C file with labels for the selected criteria.  ``compiled_out``: the
     positions of labels the build compiles to nothing (pruned or retired); their records stay,
     so that every label keeps its position, but the text carries only the other labels'
-    code (``_lean_text``)."""
+    code (``_UnitLabels.lean``).  Functions are labelled one at a time, and the unit forgets
+    the nodes each one asked about before the next: a 244,000-line unit kept some 300 MB
+    of them."""
     options = options or LabelOptions()
     unit = Unit(path, compile_args)
     headers = unit.headers
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)
-    emitted: list[tuple[Function, LabelRequest]] = []
-    bounds: list[tuple[Decision, int]] = []
-    left_out = 0
+    labelled = _UnitLabels(unit, compiled_out)
     for function in find_sites(unit, options.only_funcs):
-        collector = _Collector(function, emitted, bounds)
+        labelled.add(function, options)
+        unit.forget_nodes()
+    return labelled.annotation(headers)
+
+
+class _UnitLabels:
+    """The labels of a unit's functions so far: their records, and the edits that place
+    them (and, for a lean build, those that place only the labels not compiled out)."""
+
+    def __init__(self, unit: Unit, compiled_out: frozenset[int]) -> None:
+        self.unit = unit
+        self.compiled_out = compiled_out
+        self.edits = EditSet(unit.source)
+        self.lean: EditSet | None = EditSet(unit.source) if compiled_out else None
+        self.labels: list[Label] = []
+        self.placed = 0  # sites placed: the next one's number
+        self.left_out = 0
+        self.skipped = 0
+        self.bounded: list[BoundedDecision] = []
+
+    def add(self, function: Function, options: LabelOptions) -> None:
+        """Run the criteria on one function and place its sites in source order, outer sites
+        first; a site whose edits conflict with an earlier site's is skipped."""
+        unit = self.unit
+        emitted: list[LabelRequest] = []
+        bounds: list[tuple[Decision, int]] = []
+        collector = _Collector(emitted, bounds)
         for criterion in selected(options):
             criterion.apply(function, options, collector)
-        left_out += collector.left_out_count
+        self.left_out += collector.left_out_count
+        self.bounded += [BoundedDecision(unit.line_col(unit.span(decision.cursor)[0])[0],
+                                         len(decision.atoms), window)
+                         for decision, window in bounds]
+        keys = _Keys(unit)
+        by_site, also = _group_unique(emitted, keys)
+        frame, lean_frame = _FunctionFrame(unit, function), _FunctionFrame(unit, function)
+        for site in sorted((requests[0].site for requests in by_site.values()),
+                           key=lambda s: _site_order(unit, s)):
+            placement = _Placement(site, [(len(self.labels) + i, request)
+                                          for i, request in enumerate(by_site[id(site)])],
+                                   self.placed)
+            if not frame.place(self.edits, placement):
+                continue
+            del by_site[id(site)]
+            self.labels += _records(unit, function, site, placement.indexed, also,
+                                    placement.number, keys)
+            self.placed += 1
+            self._place_lean(lean_frame, placement)
+        frame.declare(self.edits)
+        if self.lean is not None:
+            lean_frame.declare(self.lean)
+        self.skipped += sum(len(requests) for requests in by_site.values())
 
-    keys = _Keys(unit)
-    by_site, also = _group_unique(emitted, keys)
-    edits = EditSet(unit.source)
-    labels: list[Label] = []
-    frames = _Frames(unit)
-    placements: list[_Placement] = []
-    for site in sorted((reqs[0].site for _, reqs in by_site.values()),
-                       key=lambda s: _site_order(unit, s)):
-        function, requests = by_site.pop(id(site))
-        placement = _Placement(site, function,
-                               [(len(labels) + i, request) for i, request in enumerate(requests)],
-                               len(placements))
-        if not frames.place(edits, placement):
-            by_site[id(site)] = (function, requests)
-            continue
-        labels += _records(unit, function, site, placement.indexed, also, placement.number, keys)
-        placements.append(placement)
-    frames.declare(edits)
-    skipped = sum(len(reqs) for _, reqs in by_site.values())
-    text = edits.apply().decode(errors="surrogateescape") if labels else unit.source.decode(
-        errors="surrogateescape")
-    if compiled_out and labels:
-        text = _lean_text(unit, placements, compiled_out) or text
-    bounded = [BoundedDecision(unit.line_col(unit.span(decision.cursor)[0])[0],
-                               len(decision.atoms), window) for decision, window in bounds]
-    return Annotation(text=text, labels=labels, left_out=left_out, skipped=skipped,
-                      bounded=bounded, headers=headers)
+    def _place_lean(self, frame: _FunctionFrame, placement: _Placement) -> None:
+        """Place the labels of ``placement`` not compiled out in the lean text: a site none of
+        whose labels is left keeps its original text, and one with some left captures only
+        what they read.  Compiled to nothing, a label still left its site's captures,
+        laundering and temporaries in the code (a lean build of cJSON's harness with every
+        label compiled out ran 1.4 times as long per execution as the unlabelled build).
+        Where the placements conflict without the sites left out, which the full text's did
+        not, there is no lean text: the full text stands."""
+        if self.lean is None:
+            return
+        indexed = [(index, request) for index, request in placement.indexed
+                   if index not in self.compiled_out]
+        if indexed and not frame.place(self.lean, _Placement(placement.site, indexed,
+                                                             placement.number)):
+            self.lean = None
+
+    def annotation(self, headers: list[str]) -> Annotation:
+        source = self.unit.source
+        placed = self.lean if self.lean is not None and self.labels else self.edits
+        text = (placed.apply() if self.labels else source).decode(errors="surrogateescape")
+        return Annotation(text=text, labels=self.labels, left_out=self.left_out,
+                          skipped=self.skipped, bounded=self.bounded, headers=headers)
 
 
 @dataclass(frozen=True)
@@ -104,25 +146,26 @@ class _Placement:
     of its temporaries, its gate)."""
 
     site: Decision | Binop
-    function: Function
     indexed: Indexed
     number: int
 
 
-class _Frames:
-    """The frame of each function with sites, made when its first site is placed."""
+class _FunctionFrame:
+    """The frame of one function's temporaries (frame.py), made when its first site is
+    placed."""
 
-    def __init__(self, unit: Unit) -> None:
+    def __init__(self, unit: Unit, function: Function) -> None:
         self.unit = unit
-        self._frames: dict[int, Frame | None] = {}
+        self.function = function
+        self._frame: Frame | None = None
+        self._made = False
 
     def place(self, edits: EditSet, placement: _Placement) -> bool:
-        """Edit the placement's site, its temporaries in its function's frame; False, with
-        ``edits`` and the frame as they were, when its edits conflict with earlier ones."""
-        function, site = placement.function, placement.site
-        if id(function) not in self._frames:
-            self._frames[id(function)] = frame_of(self.unit, function.cursor)
-        frame = self._frames[id(function)]
+        """Edit the placement's site, its temporaries in the frame; False, with ``edits`` and
+        the frame as they were, when its edits conflict with earlier ones."""
+        if not self._made:
+            self._frame, self._made = frame_of(self.unit, self.function.cursor), True
+        frame, site = self._frame, placement.site
         slots = None if frame is None or site.full_expression is None else frame.slots(
             site.full_expression)
         mark = edits.checkpoint()
@@ -138,33 +181,9 @@ class _Frames:
         return True
 
     def declare(self, edits: EditSet) -> None:
-        """Each frame's temporaries, declared at the top of its function body."""
-        for frame in self._frames.values():
-            if frame is not None and (declarations := frame.declarations()):
-                edits.replace(frame.brace, 1, f"{{ {declarations}")
-
-
-def _lean_text(unit: Unit, placements: list[_Placement], compiled_out: frozenset[int]
-               ) -> str | None:
-    """The unit with only the labels not ``compiled_out`` placed, each at its position: a
-    site none of whose labels is left keeps its original text, and one with some left
-    captures only what they read.  Compiled to nothing, a label still left its site's
-    captures, laundering and temporaries in the code (a lean build of cJSON's harness with
-    every label compiled out ran 1.4 times as long per execution as the unlabelled build).
-    None when the placements conflict without the sites left out, which the full text's did
-    not: that text then stands."""
-    edits = EditSet(unit.source)
-    frames = _Frames(unit)
-    for placement in placements:
-        indexed = [(index, request) for index, request in placement.indexed
-                   if index not in compiled_out]
-        if not indexed:
-            continue
-        if not frames.place(edits, _Placement(placement.site, placement.function, indexed,
-                                              placement.number)):
-            return None
-    frames.declare(edits)
-    return edits.apply().decode(errors="surrogateescape")
+        """The temporaries, declared at the top of the function body."""
+        if self._frame is not None and (declarations := self._frame.declarations()):
+            edits.replace(self._frame.brace, 1, f"{{ {declarations}")
 
 
 def _with_macros_expanded(unit: Unit, path: str, compile_args: list[str],
@@ -304,9 +323,8 @@ _SLOT_NAME = re.compile(r"\bx[01]\b")
 
 
 
-def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
-                  ) -> tuple[dict[int, tuple[Function, list[LabelRequest]]],
-                             dict[int, list[LabelRequest]]]:
+def _group_unique(requests: list[LabelRequest], keys: _Keys
+                  ) -> tuple[dict[int, list[LabelRequest]], dict[int, list[LabelRequest]]]:
     """Requests per site in emission order; a second request with the same key (by default
     its predicate) at the same expression is the same objective (e.g. ROR ``<`` -> ``<=`` and
     ABS zero on ``x < 0``; MCC's ``(n == 0)`` and ABS zero on ``n`` in the decision ``n ==
@@ -315,10 +333,10 @@ def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
     mutant). Keys are first told apart without any parentheses, backquotes or spaces (cheap,
     and exact keys can only be equal where those are); only those that then look alike get
     exact keys."""
-    by_site: dict[int, tuple[Function, list[LabelRequest]]] = {}
+    by_site: dict[int, list[LabelRequest]] = {}
     also: dict[int, list[LabelRequest]] = {}
     seen: defaultdict[tuple[Place, str], list[tuple[str, LabelRequest]]] = defaultdict(list)
-    for function, request in requests:
+    for request in requests:
         candidates = [(key, seen[place, key.translate(_NO_PARENTHESES_OR_SPACE)])
                       for place, key in keys.keys(request)]
         kept = next((first for key, alike in candidates if alike
@@ -332,7 +350,7 @@ def _group_unique(requests: list[tuple[Function, LabelRequest]], keys: _Keys
             continue
         for key, alike in candidates:
             alike.append((key, request))
-        by_site.setdefault(id(request.site), (function, []))[1].append(request)
+        by_site.setdefault(id(request.site), []).append(request)
     return by_site, also
 
 

@@ -50,7 +50,7 @@ express.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
@@ -150,9 +150,9 @@ class Function:
         return self.cursor.spelling
 
 
-def find_sites(unit: Unit, only_funcs: frozenset[str]) -> list[Function]:
-    """Every function definition of the file with its label sites, in source order."""
-    found = []
+def find_sites(unit: Unit, only_funcs: frozenset[str]) -> Iterator[Function]:
+    """Every function definition of the file with its label sites, in source order, each
+    found when the one before has been dealt with (labelling.py)."""
     for cursor in unit.functions():
         if only_funcs and cursor.spelling not in only_funcs:
             continue
@@ -161,8 +161,7 @@ def find_sites(unit: Unit, only_funcs: frozenset[str]) -> list[Function]:
         if body is not None:
             walker = _Walker(unit, function, Variables(unit, body))
             walker.statement(body, walker.calm)
-        found.append(function)
-    return found
+        yield function
 
 
 class _Walker:

@@ -232,6 +232,12 @@ class Unit:
             cursor._tu = self.tu
         return owned
 
+    def forget_nodes(self) -> None:
+        """Drop what the unit keeps about the nodes it was asked about (their children and
+        extents), once no one will ask again soon: it is asked about again as it is first."""
+        self._locations.clear()
+        forget_children(self.tu)
+
     # -- positions -------------------------------------------------------------------------
 
     def in_main_file(self, cursor: Cursor) -> bool:
@@ -619,6 +625,12 @@ def children(cursor: Cursor) -> tuple[Cursor, ...]:
             child._tu = tu
         kids = listed[key] = tuple(found)
     return kids
+
+
+def forget_children(tu: cindex.TranslationUnit) -> None:
+    """Drop the children ``children`` keeps for the translation unit's nodes."""
+    if hasattr(tu, "_ffcc_children"):
+        tu._ffcc_children.clear()
 
 
 def _ends_in_macro(cursor: Cursor, end: int) -> bool:
