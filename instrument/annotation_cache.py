@@ -80,11 +80,14 @@ class _Entry:
 
 
 def cached_annotation(path: str, args: list[str], options: LabelOptions,
-                      compiled_out: frozenset[int], make: Callable[[], Annotation]) -> Annotation:
-    """``make()``'s annotation of ``path``, or the one kept from a compile of the same unit."""
+                      compiled_out: frozenset[int],
+                      make: Callable[[str | None], Annotation]) -> Annotation:
+    """``make(directory)``'s annotation of ``path``, or the one kept from a compile of the same
+    unit.  ``directory`` is where the rewriters may keep precompiled preambles (None: the cache
+    is off), removed when unused as the entries are."""
     directory = cache_directory()
     if directory is None:
-        return make()
+        return make(None)
     started = time.time()
     pic = tuple(arg for arg in args if PIC_OPTION.match(arg))
     key = _key(path, [arg for arg in args if not PIC_OPTION.match(arg)], options, compiled_out)
@@ -93,7 +96,7 @@ def cached_annotation(path: str, args: list[str], options: LabelOptions,
     if entry is not None and _serves(entry, pic):
         os.utime(where)
         return entry.annotation
-    annotation = make()
+    annotation = make(directory)
     inputs = kept_inputs([os.path.abspath(path), *annotation.headers], started)
     if inputs is not None:
         stamps, pic_words = inputs

@@ -125,7 +125,8 @@ class LabelBuilder:
         try:
             result = cached_annotation(
                 source.path, args, settings.options, compiled_out,
-                lambda: annotate(source.path, args, settings.options, compiled_out))
+                lambda preamble_dir: annotate(source.path, args, settings.options, compiled_out,
+                                              preamble_dir))
         except ParseError as err:
             self.unparsed[source.path] = str(err).split("; ")[0]
             return None

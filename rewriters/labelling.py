@@ -21,6 +21,7 @@ from .model import (
     MergedLabel,
     MutatedLabel,
 )
+from .preamble import Preambles
 from .rewrite import Indexed, rewrite_binop, rewrite_decision
 from .sites import Binop, Function, find_sites
 from .unit import ParseError, Unit, unparenthesised
@@ -49,15 +50,18 @@ class _Collector:
 
 
 def annotate(path: str, compile_args: list[str], options: LabelOptions | None = None,
-             compiled_out: frozenset[int] = frozenset()) -> Annotation:
+             compiled_out: frozenset[int] = frozenset(), preamble_dir: str | None = None
+             ) -> Annotation:
     """Rewrite one C file with labels for the selected criteria.  ``compiled_out``: the
     positions of labels the build compiles to nothing (pruned or retired); their records stay,
     so that every label keeps its position, but the text carries only the other labels'
-    code (``_UnitLabels.lean``).  Functions are labelled one at a time, and the unit forgets
+    code (``_UnitLabels.lean``).  ``preamble_dir``: where preambles that units share are
+    precompiled (preamble.py), if anywhere.  Functions are labelled one at a time, and the unit forgets
     the nodes each one asked about before the next: a 244,000-line unit kept some 300 MB
     of them."""
     options = options or LabelOptions()
-    unit = Unit(path, compile_args)
+    unit = Unit(path, compile_args,
+                preambles=None if preamble_dir is None else Preambles(preamble_dir))
     headers = unit.headers
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)

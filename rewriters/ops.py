@@ -78,6 +78,14 @@ _GET_EXTENT = _for_c("ffcc_get_extent", "clang_getCursorExtent")
 _GET_SPELLING = _for_c("ffcc_get_spelling", "clang_getCursorSpelling")
 _GET_C_STRING = _for_c("ffcc_get_c_string", "clang_getCString")
 _DISPOSE_STRING = _for_c("ffcc_dispose_string", "clang_disposeString")
+_TOKEN_FUNCTIONS = ffi.new("ffcc_token_functions *", {
+    "get_extent": _GET_EXTENT,
+    "tokenize": _for_c("ffcc_tokenize", "clang_tokenize"),
+    "get_token_kind": _for_c("ffcc_get_token_kind", "clang_getTokenKind"),
+    "get_token_spelling": _for_c("ffcc_get_token_spelling", "clang_getTokenSpelling"),
+    "dispose_tokens": _for_c("ffcc_dispose_tokens", "clang_disposeTokens"),
+    "get_c_string": _GET_C_STRING,
+    "dispose_string": _DISPOSE_STRING})
 _CURSOR_SIZE = ctypes.sizeof(Cursor)
 _TOP_LEVEL_CAPACITY = 4096  # nodes of each kind the walk's arrays hold at first
 _NAME_BYTES = 24  # bytes per macro name that macro_names holds at first
@@ -157,6 +165,25 @@ def macro_names(definitions: ctypes.Array[Any]) -> list[str]:
         return ffi.buffer(names, min(used, capacity))[:], used
 
     return _fitted(spell, _NAME_BYTES * count).decode(errors="surrogateescape").split("\n")[:-1]
+
+
+def macro_identifiers(tu: cindex.TranslationUnit, definitions: ctypes.Array[Any]
+                      ) -> list[list[str]]:
+    """The identifiers of each of the macro ``definitions`` (TopLevel's) of ``tu``, in their
+    order: what each one's ``get_tokens`` gives as identifiers, without a Python object per
+    token."""
+    count = len(definitions)
+    cursors = ffi.from_buffer("ffcc_cursor[]", definitions)
+    unit = ffi.cast("void *", ctypes.cast(tu.obj, ctypes.c_void_p).value)
+
+    def tokenize(capacity: int) -> tuple[bytes, int]:
+        identifiers = ffi.new("char[]", capacity)
+        used = top_level_walk.ffcc_macro_identifiers(_TOKEN_FUNCTIONS, unit, cursors, count,
+                                                     identifiers, capacity)
+        return ffi.buffer(identifiers, min(used, capacity))[:], used
+
+    lines = _fitted(tokenize, 4 * _NAME_BYTES * count).decode(errors="surrogateescape")
+    return [line.split() for line in lines.split("\n")[:-1]]
 
 
 def _fitted(attempt: Callable[[int], tuple[_Found, int]], capacity: int) -> _Found:

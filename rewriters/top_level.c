@@ -71,6 +71,14 @@ void ffcc_sort_top_level(ffcc_visit_children visit_children, ffcc_get_extent get
     visit_children(*unit, sort_child, &walk);
 }
 
+/* Append `length` bytes of `text` to `out` where they fit; the bytes used so far. */
+static size_t append(char *out, size_t used, size_t capacity, const char *text, size_t length)
+{
+    if (used + length <= capacity)
+        memcpy(out + used, text, length);
+    return used + length;
+}
+
 size_t ffcc_macro_names(ffcc_get_spelling get_spelling, ffcc_get_c_string get_c_string,
                         ffcc_dispose_string dispose_string, const ffcc_cursor *definitions,
                         size_t count, char *names, size_t capacity)
@@ -79,13 +87,40 @@ size_t ffcc_macro_names(ffcc_get_spelling get_spelling, ffcc_get_c_string get_c_
     for (size_t i = 0; i < count; i++) {
         ffcc_string spelling = get_spelling(definitions[i]);
         const char *name = get_c_string(spelling);
-        size_t length = name != NULL ? strlen(name) : 0;
-        if (used + length + 1 <= capacity) {
-            memcpy(names + used, name != NULL ? name : "", length);
-            names[used + length] = '\n';
-        }
-        used += length + 1;
+        used = append(names, used, capacity, name != NULL ? name : "",
+                      name != NULL ? strlen(name) : 0);
+        used = append(names, used, capacity, "\n", 1);
         dispose_string(spelling);
+    }
+    return used;
+}
+
+enum { IDENTIFIER_TOKEN = 2 };  /* CXToken_Identifier */
+
+size_t ffcc_macro_identifiers(const ffcc_token_functions *functions, void *tu,
+                              const ffcc_cursor *definitions, size_t count,
+                              char *identifiers, size_t capacity)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < count; i++) {
+        ffcc_token *tokens = NULL;
+        unsigned int token_count = 0;
+        functions->tokenize(tu, functions->get_extent(definitions[i]), &tokens, &token_count);
+        const char *separator = "";
+        for (unsigned int t = 0; t < token_count; t++) {
+            if (functions->get_token_kind(tokens[t]) != IDENTIFIER_TOKEN)
+                continue;
+            ffcc_string spelling = functions->get_token_spelling(tu, tokens[t]);
+            const char *name = functions->get_c_string(spelling);
+            used = append(identifiers, used, capacity, separator, strlen(separator));
+            used = append(identifiers, used, capacity, name != NULL ? name : "",
+                          name != NULL ? strlen(name) : 0);
+            functions->dispose_string(spelling);
+            separator = " ";
+        }
+        if (tokens != NULL)
+            functions->dispose_tokens(tu, tokens, token_count);
+        used = append(identifiers, used, capacity, "\n", 1);
     }
     return used;
 }

@@ -66,3 +66,33 @@ typedef void (*ffcc_dispose_string)(ffcc_string);
 size_t ffcc_macro_names(ffcc_get_spelling get_spelling, ffcc_get_c_string get_c_string,
                         ffcc_dispose_string dispose_string, const ffcc_cursor *definitions,
                         size_t count, char *names, size_t capacity);
+
+/* libclang's CXToken, clang_tokenize, clang_getTokenKind, clang_getTokenSpelling and
+ * clang_disposeTokens (the translation unit is an opaque pointer). */
+typedef struct {
+    unsigned int int_data[4];
+    void *ptr_data;
+} ffcc_token;
+typedef void (*ffcc_tokenize)(void *, ffcc_source_range, ffcc_token **, unsigned int *);
+typedef int (*ffcc_get_token_kind)(ffcc_token);
+typedef ffcc_string (*ffcc_get_token_spelling)(void *, ffcc_token);
+typedef void (*ffcc_dispose_tokens)(void *, ffcc_token *, unsigned int);
+
+typedef struct {
+    ffcc_get_extent get_extent;
+    ffcc_tokenize tokenize;
+    ffcc_get_token_kind get_token_kind;
+    ffcc_get_token_spelling get_token_spelling;
+    ffcc_dispose_tokens dispose_tokens;
+    ffcc_get_c_string get_c_string;
+    ffcc_dispose_string dispose_string;
+} ffcc_token_functions;
+
+/* The identifiers of each of the macro `definitions` of translation unit `tu` (what the
+ * bindings' Cursor.get_tokens gives as identifiers), separated by spaces, one line per
+ * definition, written into `identifiers` as far as `capacity` bytes go; returns the bytes
+ * they take (more than `capacity`: call again, larger).  A precompiled preamble keeps them
+ * for its thousands of macros (preamble.py), which took a Python token object each. */
+size_t ffcc_macro_identifiers(const ffcc_token_functions *functions, void *tu,
+                              const ffcc_cursor *definitions, size_t count,
+                              char *identifiers, size_t capacity);

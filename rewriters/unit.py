@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -27,6 +27,7 @@ from .ops import MainFileExtents, expansion_extent, macro_names
 
 if TYPE_CHECKING:
     from .macro_expansion import Expansion
+    from .preamble import Preambles
 
 INTEGER_KINDS = frozenset({
     TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR16, TypeKind.CHAR32,
@@ -192,24 +193,33 @@ def _header_reassociates(path: str, mtime_ns: int, size: int) -> bool:
 class Unit:
     """A translation unit restricted to its main file."""
 
-    def __init__(self, path: str, compile_args: list[str], expansion: Expansion | None = None
-                 ) -> None:
-        """``expansion``: parse that text (the file with macros expanded) in the file's place."""
+    def __init__(self, path: str, compile_args: list[str], expansion: Expansion | None = None,
+                 preambles: Preambles | None = None) -> None:
+        """``expansion``: parse that text (the file with macros expanded) in the file's place;
+        ``preambles``: where the preambles units share are precompiled (preamble.py)."""
         self.path = str(Path(path))
         self.expansion = expansion
         self.source = Path(path).read_bytes() if expansion is None else expansion.source
-        index = cindex.Index.create()
-        self.tu = index.parse(
-            self.path,
-            args=[*builtin_header_args(), *LENIENT_ARGS, *compile_args],
-            unsaved_files=None if expansion is None else [(self.path, self.source)],
-            options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
-        )
+        args = [*builtin_header_args(), *LENIENT_ARGS, *compile_args]
+        precompiled = None
+        if preambles is not None and expansion is None:
+            precompiled = preambles.parse(self.path, args, self.source)
+        if precompiled is None:
+            self.tu = cindex.Index.create().parse(
+                self.path,
+                args=args,
+                unsaved_files=None if expansion is None else [(self.path, self.source)],
+                options=cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
+            )
+            self.headers = [inclusion.include.name for inclusion in self.tu.get_includes()]
+        else:
+            self.tu, self.headers = precompiled.tu, precompiled.headers
+        # macro -> the identifiers of its definitions, for those of a precompiled preamble
+        self._preamble_macros = {} if precompiled is None else precompiled.macros
         fatal = [d for d in self.tu.diagnostics
                  if d.severity >= cindex.Diagnostic.Error and not _in_borrowed_headers(d)]
         if fatal:
             raise ParseError("; ".join(_where(d, self.path) + d.spelling for d in fatal[:5]))
-        self.headers = [inclusion.include.name for inclusion in self.tu.get_includes()]
         # sums may be reordered
         self.reassociates = (reassociates(compile_args, self.source)
                              or headers_reassociate(self.headers))
@@ -221,7 +231,7 @@ class Unit:
         # The top level, its headers' included: thousands of nodes, most of them the headers'.
         top_level = self._main_extents.top_level(self.tu.cursor, _Cursor)
         self._macro_starts, self._macro_ends = _outermost(top_level.spans)
-        self._definitions = top_level.definitions  # every macro's, for _definitions_of
+        self._definitions = top_level.definitions  # every macro's, for _identifiers_defining
         self._declarations = [c for c in self._owned(top_level.declarations)
                               if self.in_main_file(c)]  # the file's own
 
@@ -387,18 +397,21 @@ class Unit:
             if current in PER_USE_MACROS or self._per_use.get(current):
                 self._per_use[name] = True
                 return True
-            for definition in self._definitions_of(current):
-                for tok in definition.get_tokens():
-                    if tok.kind == TokenKind.IDENTIFIER and tok.spelling not in seen:
-                        seen.add(tok.spelling)
-                        pending.append(tok.spelling)
+            for identifier in self._identifiers_defining(current):
+                if identifier not in seen:
+                    seen.add(identifier)
+                    pending.append(identifier)
         self._per_use.update(dict.fromkeys(seen, False))
         return False
 
-    def _definitions_of(self, name: str) -> list[Cursor]:
-        """The definitions of the macro ``name`` (a unit may define one several times)."""
-        return self._owned(self._definitions[index]
-                           for index in self._macro_definitions.get(name, ()))
+    def _identifiers_defining(self, name: str) -> Iterator[str]:
+        """The identifiers in the definitions of the macro ``name`` (a unit may define one
+        several times, its precompiled preamble too)."""
+        yield from self._preamble_macros.get(name, ())
+        for definition in self._owned(self._definitions[index]
+                                      for index in self._macro_definitions.get(name, ())):
+            yield from (tok.spelling for tok in definition.get_tokens()
+                        if tok.kind == TokenKind.IDENTIFIER)
 
     @cached_property
     def _macro_definitions(self) -> dict[str, list[int]]:

@@ -51,6 +51,11 @@ def labeldb(obj) -> list[dict]:
             for line in lines]
 
 
+def annotations(directory) -> list[str]:
+    """The annotation entries in the cache's ``directory`` (not the precompiled preambles)."""
+    return [name for name in os.listdir(directory) if not name.startswith("preamble-")]
+
+
 class Counted:
     """``annotate`` of one source, counting its calls."""
 
@@ -58,9 +63,9 @@ class Counted:
         self.source, self.options, self.calls = str(source), options, 0
 
     def __call__(self, args: list[str]):
-        def make():
+        def make(preamble_dir):
             self.calls += 1
-            return annotate(self.source, args, self.options)
+            return annotate(self.source, args, self.options, preamble_dir=preamble_dir)
         return cached_annotation(self.source, args, self.options, frozenset(), make)
 
 
@@ -145,7 +150,7 @@ def test_both_objects_of_a_library_source_carry_the_same_labels(unit, tmp_path):
     shared, static = (labeldb(tmp_path / name) for name in ("shared.o", "static.o"))
     assert static and static == shared
     kept = os.listdir(next((tmp_path / "run").glob("ffcc-*/annotations-*")))
-    assert len([name for name in kept if not name.startswith("object-")]) == 1
+    assert len([name for name in kept if not name.startswith(("object-", "preamble-"))]) == 1
 
 
 def test_the_least_recently_used_entries_go_past_the_size_bound(unit, monkeypatch):
@@ -154,9 +159,9 @@ def test_the_least_recently_used_entries_go_past_the_size_bound(unit, monkeypatc
     annotated = Counted(unit)
     annotated(["-DFIRST"])
     directory = next((unit.parent / "run").glob("ffcc-*/annotations-*"))
-    first, = os.listdir(directory)
+    first, = annotations(directory)
     monkeypatch.setattr(annotation_cache, "KEEP_BYTES", os.path.getsize(directory / first) + 1)
     os.utime(directory / first, (1, 1))  # the less recently used of the two
     monkeypatch.setattr(annotation_cache, "KEEP_SECONDS", 1e12)
     annotated(["-DSECOND"])
-    assert first not in os.listdir(directory) and len(os.listdir(directory)) == 1
+    assert first not in annotations(directory) and len(annotations(directory)) == 1
