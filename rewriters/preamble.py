@@ -107,6 +107,8 @@ class Preambles:
         if tu is None or _refused(tu):
             _remove(base + ".json", base + ".pch")
             return None
+        if _failed(tu):  # the unit's own errors, which its plain parse reports as they are
+            return None
         os.utime(base + ".json")  # recently used: the cache removes the unused first
         os.utime(base + ".pch")
         local = [inclusion.include.name for inclusion in tu.get_includes()]
@@ -159,7 +161,7 @@ def _precompile(path: str, args: list[str], directives: bytes, base: str) -> dic
     except cindex.TranslationUnitLoadError:
         return None
     headers = [inclusion.include.name for inclusion in tu.get_includes()]
-    if any(d.severity >= cindex.Diagnostic.Error for d in tu.diagnostics):
+    if _failed(tu):
         _write_json(base + ".json", {})
         return {}
     settled = _settled_at(headers)
@@ -209,6 +211,10 @@ def _macros(tu: cindex.TranslationUnit, header: str, size: int) -> dict[str, lis
 def _refused(tu: cindex.TranslationUnit) -> bool:
     """Whether libclang could not use the PCH (a header changed, a file gone): a fatal error."""
     return any(d.severity >= cindex.Diagnostic.Fatal for d in tu.diagnostics)
+
+
+def _failed(tu: cindex.TranslationUnit) -> bool:
+    return any(d.severity >= cindex.Diagnostic.Error for d in tu.diagnostics)
 
 
 def _load(path: str) -> dict | None:

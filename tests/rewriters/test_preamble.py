@@ -10,7 +10,7 @@ import pytest
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.rewriters.operators import WM_DEFAULT
 from ffcc.rewriters.preamble import Preambles, preamble_end
-from ffcc.rewriters.unit import Unit
+from ffcc.rewriters.unit import ParseError, Unit
 
 OPTIONS = LabelOptions(mcc=True, wm_ops=frozenset(WM_DEFAULT))
 
@@ -159,3 +159,14 @@ def test_a_preamble_whose_headers_just_changed_is_precompiled_once_they_settle(p
         os.utime(path, (status.st_atime - 10, status.st_mtime - 10))
     annotations(project, ["second"], cache)
     assert len(precompiled(project)) == 1
+
+
+def test_a_unit_with_errors_of_its_own_reports_them_as_without(project):
+    cache = str(project / "cache")
+    annotations(project, ["first", "second"], cache)
+    written(project / "broken.c", UNIT.format(name="broken").replace("return 1;", "return 1"))
+    with pytest.raises(ParseError) as plain:
+        annotations(project, ["broken"])
+    with pytest.raises(ParseError) as shared:
+        annotations(project, ["broken"], cache)
+    assert str(shared.value) == str(plain.value)
