@@ -58,7 +58,7 @@ def label_settings(opts: FfccOptions, backend: Backend) -> LabelSettings:
             raise FfccError(f"ffcc: error: --retired: {err}", 2) from None
     return LabelSettings(
         label_options, selection, tuple(predefined_macros()), branch_free=backend.links_ffcc_runtime,
-        gates=opts.label_gates,
+        clang_backend=backend.kind is BackendKind.CLANG, gates=opts.label_gates,
         labels_required=opts.labels_required, retired=retired,
         keep_dir=opts.keep_annotated, verbose=opts.verbose)
 

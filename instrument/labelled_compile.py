@@ -29,7 +29,7 @@ from .command_line import CompilerCommand, Source
 from .errors import say
 from .invocation import Invocation
 from .labels import UnitLabel, labeldb_asm, preamble, unit_db, unit_id, unlabelled_record
-from .plan import labelled_argv, parse_flags
+from .plan import assembler_flags, labelled_argv, parse_flags
 from .selection import Selection
 
 DB_FILE_SUFFIX = ".ffcc-labels"  # beside an annotated copy: its label records (labels.unit_db)
@@ -53,6 +53,7 @@ class LabelSettings:
     selection: Selection
     macros: tuple[str, ...]  # predefined for the parse (toolchain.predefined_macros)
     branch_free: bool = True  # labels for ffcc's runtime, else branches for a foreign fuzzer
+    clang_backend: bool = False  # the backend is clang (plan.assembler_flags)
     gates: bool = False  # --label-gates: retired sites skip their label code (branch-free only)
     labels_required: bool = False  # a unit that cannot have labels fails the command
     retired: frozenset[tuple[str, int]] = frozenset()  # (file, position): compiled to nothing
@@ -279,7 +280,9 @@ def _compile(argv: list[str], command: CompilerCommand, units: list[LabelledUnit
     if not units:
         return zygote.run(argv).returncode
     keeping = None if kept is None else kept.keeping(units[0].inputs, units[0].read_since)
-    labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units})
+    extra = assembler_flags(command, sum(unit.label_count for unit in units)) \
+        if builder.settings.clang_backend else ()
+    labelled = labelled_argv(argv, {unit.source: unit.annotated for unit in units}, extra)
     if keeping is not None:  # a compile of one unit (object_cache.kept_object)
         labelled = keeping.argv(labelled)
     if verbose:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,13 +275,41 @@ def parse_flags(command: CompilerCommand) -> list[str]:
     return flags
 
 
-def labelled_argv(argv: list[str], annotated: dict[str, str]) -> list[str]:
+def labelled_argv(argv: list[str], annotated: dict[str, str],
+                  extra: Sequence[str] = ()) -> list[str]:
     """``argv`` with each source in ``annotated`` (original path -> annotated copy) swapped
-    for its copy, the originals' directories first for quoted includes."""
+    for its copy, the originals' directories first for quoted includes, and ``extra`` flags."""
     iquotes = []
     for source in annotated:
         iquotes += ["-iquote", quote_dir(source)]
-    return [argv[0], *iquotes, *(annotated.get(arg, arg) for arg in argv[1:])]
+    return [argv[0], *iquotes, *extra, *(annotated.get(arg, arg) for arg in argv[1:])]
+
+
+# clang's integrated assembler holds a unit's whole object, every fragment of every label's
+# instructions, until it writes it: SQLite's amalgamation (77,000 labels) compiled in 759 MB,
+# and in 494 MB through GNU as (``-fno-integrated-as``: clang writes the assembly text, which
+# as reads as a stream), in 42.8 s of CPU against 45.3 (medians of five and three runs).  On
+# units of a few thousand labels the second process and the text cost more CPU than they save
+# (libpng's png.c, 3,634 labels: 1.91 s against 1.69) for a tenth of the memory; so only
+# units with at least this many labels.  Figures: bench/RESULTS.md, "Per-function
+# annotation, precompiled preambles".
+EXTERNAL_ASSEMBLER_LABELS = 20_000
+# Options by which a command chooses its assembler or passes it options (which GNU as may not
+# take), or makes no machine code (LTO's bitcode) or keeps its temporaries.
+_ASSEMBLER_CHOICES = ("-Wa,", "-Xassembler", "-fintegrated-as", "-fno-integrated-as",
+                      "-integrated-as", "-no-integrated-as", "-flto", "-emit-llvm",
+                      "-save-temps")
+
+
+def assembler_flags(command: CompilerCommand, labels: int) -> tuple[str, ...]:
+    """``-fno-integrated-as`` for clang's compile of units with ``labels`` labels in all when
+    that is EXTERNAL_ASSEMBLER_LABELS or more, the command makes an object and leaves its
+    assembler alone, and GNU as is there."""
+    if labels < EXTERNAL_ASSEMBLER_LABELS or command.mode is not Mode.COMPILE:
+        return ()
+    if any(arg.startswith(_ASSEMBLER_CHOICES) for arg in command.args):
+        return ()
+    return ("-fno-integrated-as",) if shutil.which("as") is not None else ()
 
 
 # --- project form ------------------------------------------------------------------------
