@@ -31,6 +31,7 @@ import os
 import pickle
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -170,10 +171,7 @@ def _precompile(path: str, args: list[str], directives: bytes, base: str) -> dic
         _put_off(base + ".seen", started if settled is None else settled)
         return None
     kept = {"headers": headers, "macros": _macros(tu, header, len(directives))}
-    try:
-        tu.save(f"{base}.pch.{os.getpid()}")
-        os.replace(f"{base}.pch.{os.getpid()}", base + ".pch")
-    except (cindex.TranslationUnitSaveError, OSError):
+    if not _written(base + ".pch", tu.save):
         return None
     _write_kept(base + ".kept", kept)
     return kept
@@ -228,12 +226,23 @@ def _load(path: str) -> dict | None:
 
 
 def _write_kept(path: str, value: dict) -> None:
-    try:
-        with open(f"{path}.{os.getpid()}", "wb") as out:
+    def write(temporary: str) -> None:
+        with open(temporary, "wb") as out:
             pickle.dump(value, out, pickle.HIGHEST_PROTOCOL)
-        os.replace(f"{path}.{os.getpid()}", path)
-    except OSError:
-        pass
+    _written(path, write)
+
+
+def _written(path: str, write: Callable[[str], object]) -> bool:
+    """Whether ``write(temporary)`` wrote ``path`` whole (through a temporary of this
+    process's, so that units compiled at once never read half a file)."""
+    temporary = f"{path}.{os.getpid()}"
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except (cindex.TranslationUnitSaveError, OSError):
+        _remove(temporary)
+        return False
+    return True
 
 
 def _remove(*paths: str) -> None:

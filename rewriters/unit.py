@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from clang import cindex
 from clang.cindex import Cursor, CursorKind, TokenKind, Type, TypeKind
 
-from .ops import MainFileExtents, expansion_extent, macro_names
+from .ops import MainFileExtents, expansion_extent, macro_identifiers, macro_names
 
 if TYPE_CHECKING:
     from .macro_expansion import Expansion
@@ -408,10 +408,13 @@ class Unit:
         """The identifiers in the definitions of the macro ``name`` (a unit may define one
         several times, its precompiled preamble too)."""
         yield from self._preamble_macros.get(name, ())
-        for definition in self._owned(self._definitions[index]
-                                      for index in self._macro_definitions.get(name, ())):
-            yield from (tok.spelling for tok in definition.get_tokens()
-                        if tok.kind == TokenKind.IDENTIFIER)
+        places = self._macro_definitions.get(name, ())
+        if not places:
+            return
+        definitions = (self._definitions._type_ * len(places))(
+            *(self._definitions[index] for index in places))
+        for identifiers in macro_identifiers(self.tu, definitions):
+            yield from identifiers
 
     @cached_property
     def _macro_definitions(self) -> dict[str, list[int]]:
