@@ -261,8 +261,28 @@ XZ_CHECKED = Project(
     "xz-utils-checked", XZ.versions, XZ.prepare,
     XZ.configure + " CFLAGS='-O2 -UFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION'", XZ.build,
     XZ.check, XZ.clean, XZ.counts, XZ.roundtrip, package="xz-utils")
+# Held out of every label option's tuning: Lua's interpreter (a parser, a code generator and
+# a register VM in one switch), its library and luac, from upstream's tarball and Makefile
+# (Debian's builds each unit as C and as C++ through libtool); the check runs a script
+# through the labelled interpreter.
+LUA = Project(
+    "lua", ("--tar-only lua5.4", "--tar-only lua5.4=5.4.4-3"), (), "true",
+    "make -C src -j2 linux CC=\"$CC -std=gnu99\"",
+    "src/lua -e 'local t = {} for i = 1, 1000 do t[i] = i * i end "
+    "assert(#t == 1000 and t[10] == 100 and string.format(\"%5.2f\", 1/3) == \" 0.33\")'",
+    clean="make -C src clean", package="lua")
+# GIF codec and its utilities (plain Makefile, shared and static libraries, LZW bit I/O), all
+# that `make all` builds but the manual pages (xmlto); the check decodes and re-encodes the
+# pictures of its test suite and compares.
+GIFLIB_PROGRAMS = ("gif2rgb", "gifbuild", "giffix", "giftext", "giftool", "gifclrmp", "gifbg",
+                   "gifcolor", "gifecho", "giffilter", "gifhisto", "gifinto", "gifsponge",
+                   "gifwedge")
+GIFLIB = Project("giflib", ("giflib", "giflib=5.2.1-2.5"), (), "true",
+                 "make -j2 CC=\"$CC\" libgif.so libgif.a libutil.so libutil.a "
+                 + " ".join(GIFLIB_PROGRAMS), "make -C tests")
 PROJECTS = {p.name: p for p in (ZLIB, BZIP2, LIBYAML, CJSON, CJSON_STRICT, EXPAT, JQ, LIBPNG,
-                                LCMS2, XZ, XZ_CHECKED, JANSSON, LZO2, MPFR, PIXMAN, COREUTILS)}
+                                LCMS2, XZ, XZ_CHECKED, JANSSON, LZO2, MPFR, PIXMAN, COREUTILS,
+                                LUA, GIFLIB)}
 
 
 def sources_cache() -> Path:
@@ -280,7 +300,8 @@ def fetch(project: Project, cache: Path | None = None) -> Path:
         done = subprocess.run(["apt-get", "source", "-qq", *spec.split()], cwd=cache,
                               capture_output=True, text=True)
         if spec.startswith("--tar-only"):  # upstream tarball only: unpack it here
-            for tarball in cache.glob(f"{project.package or project.name}_*.orig.tar.*"):
+            source_package = spec.split()[1].split("=")[0]
+            for tarball in cache.glob(f"{source_package}_*.orig.tar.*"):
                 subprocess.run(["tar", "-xf", tarball.name], cwd=cache, check=True)
         if (found := project.source_dir(cache)) is not None:
             return found
