@@ -20,6 +20,7 @@ from .operators import MCC
 from .sites import Function
 
 group = MCC.group
+reads_binops = False  # its labels sit on decisions only
 
 
 def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:

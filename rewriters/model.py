@@ -171,5 +171,6 @@ class Criterion(Protocol):
     """A module labelling one operator group: ``apply`` emits its label requests."""
 
     group: str  # a key of operators.GROUPS
+    reads_binops: bool  # reads ``Function.binops``: the walk finds operator sites only for these
 
     def apply(self, function: Function, options: LabelOptions, emit: Emitter) -> None: ...

@@ -150,16 +150,18 @@ class Function:
         return self.cursor.spelling
 
 
-def find_sites(unit: Unit, only_funcs: frozenset[str]) -> Iterator[Function]:
+def find_sites(unit: Unit, only_funcs: frozenset[str], binops: bool = True) -> Iterator[Function]:
     """Every function definition of the file with its label sites, in source order, each
-    found when the one before has been dealt with (labelling.py)."""
+    found when the one before has been dealt with (labelling.py).  ``binops``: whether to
+    find operator sites at all: judging one is most of the walk's work on every operator,
+    and the criteria of decisions alone (MCC, COR) never read them."""
     for cursor in unit.functions():
         if only_funcs and cursor.spelling not in only_funcs:
             continue
         function = Function(cursor)
         body = function_body(cursor)
         if body is not None:
-            walker = _Walker(unit, function, Variables(unit, body))
+            walker = _Walker(unit, function, Variables(unit, body), binops)
             walker.statement(body, walker.calm)
         yield function
 
@@ -168,8 +170,10 @@ class _Walker:
     """Finds the sites of one function. ``around``: what the compiler may evaluate before or
     after an expression, in an order the program leaves to it."""
 
-    def __init__(self, unit: Unit, function: Function, variables: Variables) -> None:
+    def __init__(self, unit: Unit, function: Function, variables: Variables,
+                 binops: bool) -> None:
         self.unit = unit
+        self.binops = binops  # find operator sites (find_sites)
         self.function = function
         self.variables = variables
         self.calm = Neighbours(variables)  # a full expression's: nothing
@@ -278,12 +282,17 @@ class _Walker:
                 for atom in decision.atoms:
                     self.expression(atom.cursor, around)
                 return
+        if self.binops:
+            self._note_binop(cursor, around)
+        for child, child_around in self._operands(cursor, around):
+            self.any(child, child_around)  # a GNU statement expression holds statements
+
+    def _note_binop(self, cursor: Cursor, around: Neighbours) -> None:
+        """Add the operator site ``cursor`` is, if it is one."""
         binop = self._binop(cursor, around) or self._update(cursor, around)
         if binop is not None:
             binop.unlabelled = self.unlabelled
             self.function.binops.append(binop)
-        for child, child_around in self._operands(cursor, around):
-            self.any(child, child_around)  # a GNU statement expression holds statements
 
     def _operands(self, cursor: Cursor, around: Neighbours) -> list[tuple[Cursor, Neighbours]]:
         """Each child, with what may be evaluated around it: for the operands of an operator

@@ -30,6 +30,7 @@ from .unit import INTEGER_KINDS, canonical_kind
 from .wm_operands import Operand, against_zero, operands, zero_key
 
 group = "ABS"
+reads_binops = True  # its labels sit on operator sites
 
 DIVIDING = frozenset({"/", "%", "/=", "%="})
 BINARY_OPERATORS = frozenset(RELATIONAL + ARITHMETIC)

@@ -74,6 +74,7 @@ from .unit import (
 from .wm_operands import Operand, operands
 
 group = "AOR"
+reads_binops = True  # its labels sit on operator sites
 
 MUTANTS = by_original(AOR)
 ARITHMETIC_KINDS = INTEGER_KINDS | FLOAT_KINDS

@@ -39,6 +39,7 @@ from .wm_bor import bitwise_kill
 from .wm_operands import IntegerType, Operand, operands
 
 group = "ASR"
+reads_binops = True  # its labels sit on operator sites
 
 MUTANTS = by_original(ASR)
 SHIFTING = frozenset({"<<=", ">>="})

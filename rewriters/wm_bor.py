@@ -39,6 +39,7 @@ from .wm_aor import FEW_VALUES, Computed, differ_in
 from .wm_operands import Operand, operands
 
 group = "BOR"
+reads_binops = True  # its labels sit on operator sites
 
 MUTANTS = by_original(BOR)
 AMOUNT_BITS = 64  # a shift amount is tested as an unsigned long long

@@ -17,6 +17,7 @@ from .operators import COR, LOGICAL, by_original
 from .sites import Function
 
 group = "COR"
+reads_binops = False  # its labels sit on decisions only
 
 MUTANTS = by_original(COR)
 

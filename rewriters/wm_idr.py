@@ -24,6 +24,7 @@ from .wm_aor import Holding, floating_difference, held_difference
 from .wm_operands import operands
 
 group = "IDR"
+reads_binops = True  # its labels sit on operator sites
 
 MUTANTS = {original: mutants[0] for original, mutants in by_original(IDR).items()}
 BOOL_KILL = "($x0) != 0"

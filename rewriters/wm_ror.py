@@ -34,6 +34,7 @@ from .sites import Binop, Function
 from .wm_operands import Operand, against, operands, zero_key
 
 group = "ROR"
+reads_binops = True  # its labels sit on operator sites
 
 MUTANTS = by_original(ROR)
 

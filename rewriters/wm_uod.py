@@ -21,6 +21,7 @@ from .sites import UNARY, Function
 from .wm_operands import against_zero, operands, zero_key
 
 group = "UOD"
+reads_binops = True  # its labels sit on operator sites
 
 DELETIONS = {operator.original: operator for operator in UOD}
 
