@@ -51,7 +51,9 @@ SQLITE = Project(
     "-DSQLITE_THREADSAFE=0 shell.c sqlite3.o -lm -ldl -o sqlite3-shell", "true")
 CHOICES = {**PROJECTS, SQLITE.name: SQLITE}
 DEFAULT = ("cjson", "jq", "expat", "zlib", "bzip2", "lcms2", "xz-utils", "libyaml", "jansson",
-           "lzo2", "mpfr4", "sqlite3")
+           "lzo2", "mpfr4", "sqlite3",
+           # held out: no label option was tuned on them
+           "libpng", "pixman", "lua", "giflib")
 # Each way's environment besides CC (gcc for "gcc", ffcc for the others).
 WAYS: dict[str, dict[str, str]] = {
     "gcc": {},
