@@ -77,6 +77,7 @@ from .unit import (
     canonical_kind,
     children,
     function_body,
+    preorder,
     strip_implicit,
     unparenthesised,
 )
@@ -218,7 +219,7 @@ class _Walker:
     def _calls_itself(self, cursor: Cursor) -> bool:
         """Whether ``cursor`` holds a call of the function being walked."""
         return any(node.kind == CursorKind.CALL_EXPR and node.referenced is not None
-                   and node.referenced.get_usr() == self.usr for node in cursor.walk_preorder())
+                   and node.referenced.get_usr() == self.usr for node in preorder(cursor))
 
     def any(self, cursor: Cursor, around: Neighbours) -> None:
         if cursor.kind in EXPRESSION_KINDS:
@@ -434,7 +435,7 @@ class _Walker:
 def _accumulates_floating(loop: Cursor) -> bool:
     """Whether ``loop`` adds into or multiplies a floating object (``s += e``, ``s = s + e``):
     an accumulation the optimiser may reassociate under -ffast-math."""
-    for node in loop.walk_preorder():
+    for node in preorder(loop):
         op = binary_op(node)
         if op in ACCUMULATING or op == "=" and _reads_itself(node):
             if canonical_kind(children(node)[0]) in FLOAT_KINDS:
@@ -449,7 +450,7 @@ def _reads_itself(assignment: Cursor) -> bool:
         return False
     usr = target.referenced.get_usr()
     return any(node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None
-               and node.referenced.get_usr() == usr for node in children(assignment)[1].walk_preorder())
+               and node.referenced.get_usr() == usr for node in preorder(children(assignment)[1]))
 
 
 def _leaf(cursor: Cursor) -> bool:

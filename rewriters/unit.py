@@ -643,6 +643,16 @@ def children(cursor: Cursor) -> tuple[Cursor, ...]:
     return kids
 
 
+def preorder(cursor: Cursor) -> Iterator[Cursor]:
+    """The node, then its descendants, in the order ``cursor.walk_preorder()`` gives them,
+    listed through ``children``: the bindings' walk lists every node's children again."""
+    stack = [cursor]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
 def forget_children(tu: cindex.TranslationUnit) -> None:
     """Drop the children ``children`` keeps for the translation unit's nodes."""
     if hasattr(tu, "_ffcc_children"):
