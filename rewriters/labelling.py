@@ -66,8 +66,8 @@ def annotate(path: str, compile_args: list[str], options: LabelOptions | None = 
     if options.in_macros:
         unit = _with_macros_expanded(unit, path, compile_args, options)
     labelled = _UnitLabels(unit, compiled_out)
-    binops = any(criterion.reads_binops for criterion in selected(options))
-    for function in find_sites(unit, options.only_funcs, binops):
+    find_binops = any(criterion.reads_binops for criterion in selected(options))
+    for function in find_sites(unit, options.only_funcs, find_binops):
         labelled.add(function, options)
         unit.forget_nodes()
     return labelled.annotation(headers)

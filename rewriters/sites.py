@@ -151,9 +151,9 @@ class Function:
         return self.cursor.spelling
 
 
-def find_sites(unit: Unit, only_funcs: frozenset[str], binops: bool = True) -> Iterator[Function]:
+def find_sites(unit: Unit, only_funcs: frozenset[str], find_binops: bool) -> Iterator[Function]:
     """Every function definition of the file with its label sites, in source order, each
-    found when the one before has been dealt with (labelling.py).  ``binops``: whether to
+    found when the one before has been dealt with (labelling.py).  ``find_binops``: whether to
     find operator sites at all: judging one is most of the walk's work on every operator,
     and the criteria of decisions alone (MCC, COR) never read them."""
     for cursor in unit.functions():
@@ -162,7 +162,7 @@ def find_sites(unit: Unit, only_funcs: frozenset[str], binops: bool = True) -> I
         function = Function(cursor)
         body = function_body(cursor)
         if body is not None:
-            walker = _Walker(unit, function, Variables(unit, body), binops)
+            walker = _Walker(unit, function, Variables(unit, body), find_binops)
             walker.statement(body, walker.calm)
         yield function
 
@@ -172,9 +172,9 @@ class _Walker:
     after an expression, in an order the program leaves to it."""
 
     def __init__(self, unit: Unit, function: Function, variables: Variables,
-                 binops: bool) -> None:
+                 find_binops: bool) -> None:
         self.unit = unit
-        self.binops = binops  # find operator sites (find_sites)
+        self.find_binops = find_binops  # operator sites too (find_sites)
         self.function = function
         self.variables = variables
         self.calm = Neighbours(variables)  # a full expression's: nothing
@@ -283,7 +283,7 @@ class _Walker:
                 for atom in decision.atoms:
                     self.expression(atom.cursor, around)
                 return
-        if self.binops:
+        if self.find_binops:
             self._note_binop(cursor, around)
         for child, child_around in self._operands(cursor, around):
             self.any(child, child_around)  # a GNU statement expression holds statements

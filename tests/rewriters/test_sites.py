@@ -25,10 +25,10 @@ def outcome(annotation):
 @pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.name)
 def test_a_walk_without_operator_sites_finds_the_same_decisions(source):
     found = {}
-    for binops in (True, False):
+    for find_binops in (True, False):
         unit = Unit(str(source), ["-O2"])
-        functions = list(find_sites(unit, frozenset(), binops))
-        found[binops] = ([len(function.binops) for function in functions],
+        functions = list(find_sites(unit, frozenset(), find_binops))
+        found[find_binops] = ([len(function.binops) for function in functions],
                          [[(unit.span(d.cursor), len(d.atoms)) for d in function.decisions]
                           for function in functions])
     assert any(found[True][0]) and not any(found[False][0])
@@ -42,7 +42,7 @@ def test_decision_criteria_label_alike_without_operator_sites(source, mode, monk
     skipping = labelling.annotate(str(source), ["-O2"], options)
     real = labelling.find_sites
     monkeypatch.setattr(labelling, "find_sites",
-                        lambda unit, only, binops=True: real(unit, only, True))
+                        lambda unit, only, find_binops: real(unit, only, True))
     walking_all = labelling.annotate(str(source), ["-O2"], options)
     assert skipping.labels
     assert outcome(skipping) == outcome(walking_all)
