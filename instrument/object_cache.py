@@ -50,7 +50,7 @@ from . import zygote
 from .annotation_cache import (
     PIC_MODEL,
     PIC_OPTION,
-    PIC_WORD,
+    PIC_WORDS,
     Stamp,
     cache_directory,
     canonical,
@@ -76,9 +76,9 @@ _KEY_ENV = (*RECORDED_ENV, "GCC_EXEC_PREFIX", "COMPILER_PATH")
 _WRITING_ENV = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 _ENTRY_PREFIX = "object-"
 # The clock's macros, which each compile sets to its own time: their units keep nothing.
-_CLOCK_WORD = re.compile(rb"\b__(?:DATE|TIME)__\b")
+_CLOCK_WORDS = (b"__DATE__", b"__TIME__")
 # What a unit's inputs are searched for: those, and the PIC macros the compiles set differently.
-_WATCHED_WORD = re.compile(PIC_WORD.pattern + b"|" + _CLOCK_WORD.pattern)
+_WATCHED_WORDS = PIC_WORDS + _CLOCK_WORDS
 # Options that name an output, dropped from a compile to preprocess its unit to stdout.
 _OUTPUT_OPTION = frozenset({"-c", "-MD", "-MMD", "-MP"})
 _OUTPUT_VALUE = ("-o", "-MF", "-MT", "-MQ")  # with their value, joined or next
@@ -137,8 +137,8 @@ class KeptObject:
         PIC leaves its preprocessed text as it was."""
         if not self.takes_pic:
             return None
-        stamped = kept_inputs(list(inputs), since, _WATCHED_WORD)
-        if stamped is None or any(_CLOCK_WORD.match(word) for word in stamped[1]):
+        stamped = kept_inputs(list(inputs), since, _WATCHED_WORDS)
+        if stamped is None or not stamped[1].isdisjoint(_CLOCK_WORDS):
             return None
         preprocessed = None
         if stamped[1]:

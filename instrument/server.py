@@ -65,7 +65,16 @@ def preload() -> None:
 
     from ffcc.rewriters import annotate
 
-    from . import cli, label_db, labels, project, relink, runtime_cache  # noqa: F401
+    from . import (  # noqa: F401
+        annotate_child,
+        cli,
+        label_db,
+        labels,
+        object_cache,
+        project,
+        relink,
+        runtime_cache,
+    )
     try:
         conf.lib  # noqa: B018  (loads libclang.so)
         warm_up(annotate)

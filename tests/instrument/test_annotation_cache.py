@@ -13,7 +13,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from helpers import ffcc, have
 
-from ffcc.instrument.annotation_cache import ENABLED_ENV, cached_annotation
+from ffcc.instrument.annotation_cache import ENABLED_ENV, cached_annotation, spells
 from ffcc.rewriters import LabelOptions, annotate
 from ffcc.runtime.abi import LABELDB_SECTION
 
@@ -99,6 +99,13 @@ def test_a_unit_that_reads_the_pic_macros_is_annotated_for_each(unit):
     static = annotated([])
     assert annotated.calls == 2
     assert "shared_only" in shared.text and len(shared.labels) > len(static.labels)
+
+
+@pytest.mark.parametrize(("text", "spelled"), [
+    (b"PIC", True), (b"#ifdef PIC\n", True), (b"(PIC)", True), (b"x PICK PIC_MODE _PIC", False),
+    (b"__PIC__", False), (b"SPIC PIC1 PIC", True), (b"", False)])
+def test_a_word_is_spelled_only_as_a_whole_identifier(text, spelled):
+    assert spells(text, b"PIC") is spelled
 
 
 def test_a_unit_just_changed_is_not_kept(unit):
