@@ -220,8 +220,9 @@ LABELS_WRITTEN = "__ffcc_labels_written"
 # The count stores as little as it can, since a label in a hot loop counts on every turn and
 # stores are what it waits on: the slot is read against 255 (the carry says whether it is
 # below) and gains that carry in one read-modify-write, and LABELS_WRITTEN is stored only
-# while it is 0.  A count so costs one store where it cost three (an add and a subtract of
-# the carry, then the flag): a third less time for a label that holds (bench/RESULTS.md).
+# while it is 0.  One store, not the three of an add, a subtract of its carry and the flag:
+# some 0.55-0.6 of their time for a label that holds (bench/count_bench.py; bench/RESULTS.md,
+# "One store a count").
 _COUNT_ASM = ("testb HIT, HIT", "jz 1f", "leaq SLOT(%rip), %r11",
               "addq __ffcc_retire_delta(%rip), %r11", "cmpb $0, (%r11)", "jne 1f",
               "leaq SLOT(%rip), %r11", "addq __ffcc_label_delta(%rip), %r11",
