@@ -26,10 +26,10 @@ from ffcc.instrument.labels import COUNT_FORM, LABELS_WRITTEN, UNIT_HEADER_SIZE 
 
 LABELS = 16  # counts a turn of the loop
 TURNS = 20_000_000
+TURN_BODY = " ".join(f"COUNT({i}, k >= 0);" for i in range(LABELS))
 
 PROGRAM = f"""#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 unsigned char __ffcc_unit_slots[{UNIT_HEADER_SIZE} + {LABELS}], counts[sizeof __ffcc_unit_slots],
     retired[sizeof __ffcc_unit_slots], edges[{LABELS}], {LABELS_WRITTEN};
@@ -37,26 +37,21 @@ uintptr_t __ffcc_label_delta, __ffcc_retire_delta;
 {COUNT_FORM}
 #define EDGE(i, p) __asm__ volatile("testb %[hit], %[hit]\\n\\tjz 1f\\n\\tincb %c[slot](%%rip)\\n1:" \\
     : : [hit] "q"((unsigned char)!!(p)), [slot] "i"(&edges[i]))
-#define TURN(COUNT) for (long k = 0; k < turns; k++) {{ \\
-    COUNT(0, k >= 0); COUNT(1, k >= 0); COUNT(2, k >= 0); COUNT(3, k >= 0); COUNT(4, k >= 0); \\
-    COUNT(5, k >= 0); COUNT(6, k >= 0); COUNT(7, k >= 0); COUNT(8, k >= 0); COUNT(9, k >= 0); \\
-    COUNT(10, k >= 0); COUNT(11, k >= 0); COUNT(12, k >= 0); COUNT(13, k >= 0); \\
-    COUNT(14, k >= 0); COUNT(15, k >= 0); }}
-__attribute__((noinline)) static void labels(long turns) {{ TURN(__FFCC_COUNT) }}
-__attribute__((noinline)) static void afl(long turns) {{ TURN(EDGE) }}
-static double seconds(void (*loop)(long), long turns) {{
+#define TURN(COUNT) for (long k = 0; k < {TURNS}; k++) {{ {TURN_BODY} }}
+__attribute__((noinline)) static void labels(void) {{ TURN(__FFCC_COUNT) }}
+__attribute__((noinline)) static void afl(void) {{ TURN(EDGE) }}
+static double seconds(void (*loop)(void)) {{
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
-  loop(turns);
+  loop();
   clock_gettime(CLOCK_MONOTONIC, &b);
   return (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
 }}
-int main(int argc, char **argv) {{
-  long turns = argc > 1 ? atol(argv[1]) : {TURNS};
+int main(void) {{
   __ffcc_label_delta = (uintptr_t)counts - (uintptr_t)__ffcc_unit_slots;
   __ffcc_retire_delta = (uintptr_t)retired - (uintptr_t)__ffcc_unit_slots;
-  double label_s = seconds(labels, turns), edge_s = seconds(afl, turns);
-  printf("%.4f %.4f %d\\n", label_s * 1e9 / turns / {LABELS}, edge_s * 1e9 / turns / {LABELS},
+  double label_s = seconds(labels), edge_s = seconds(afl);
+  printf("%.4f %.4f %d\\n", label_s * 1e9 / {TURNS} / {LABELS}, edge_s * 1e9 / {TURNS} / {LABELS},
          counts[{UNIT_HEADER_SIZE}]);
   return 0;
 }}

@@ -30,6 +30,7 @@ import hashlib
 import os
 import pickle
 import re
+import string
 import time
 import zlib
 from collections.abc import Callable
@@ -64,7 +65,7 @@ PIC_MODEL = re.compile(r"-f(no-)?(pic|PIC|pie|PIE)$")
 PIC_OPTION = re.compile(PIC_MODEL.pattern + r"|-[DU]PIC(=.*)?$")
 # The macro names the PIC options define: a unit that spells one may be other code as PIC.
 PIC_WORDS = (b"PIC", b"__PIC__", b"__pic__", b"__PIE__", b"__pie__")
-_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_IDENTIFIER_BYTES = frozenset((string.ascii_letters + string.digits + "_").encode())
 _ENTRY_PREFIX = "annotations-"
 _Kind = TypeVar("_Kind")
 
