@@ -154,6 +154,16 @@ _REASSOCIATING_TEXT = re.compile(
     rb"|float_control\s*\(\s*precise\s*,\s*off"
     rb"|(?:GCC\s+optimize|optimize(?:__)?\s*\()[^\n]*?"
     rb"(?:fast-math|Ofast|associative-math|unsafe-math-optimizations)")
+# A word each of those forms spells.  The expression tries every position of a text (7 ms
+# over the 300 kB of headers a small unit includes); a search for the words, 0.5 ms, leaves it
+# the few texts that spell one.
+_REASSOCIATING_WORDS = (b"reassociate", b"float_control", b"optimize")
+
+
+def asks_reassociation(text: bytes) -> bool:
+    """Whether ``text`` holds a pragma or attribute that asks for reassociation."""
+    return (any(word in text for word in _REASSOCIATING_WORDS)
+            and _REASSOCIATING_TEXT.search(text) is not None)
 
 
 def reassociates(compile_args: list[str], source: bytes = b"") -> bool:
@@ -163,7 +173,7 @@ def reassociates(compile_args: list[str], source: bytes = b"") -> bool:
     allowed = False
     for arg in compile_args:
         allowed = REASSOCIATING.get(arg, allowed)
-    return allowed or _REASSOCIATING_TEXT.search(source) is not None
+    return allowed or asks_reassociation(source)
 
 
 def headers_reassociate(headers: list[str]) -> bool:
@@ -185,7 +195,7 @@ def _header_reassociates(path: str, mtime_ns: int, size: int) -> bool:
     server reads each header once for all the units that include it."""
     del mtime_ns, size  # the cache key only
     try:
-        return _REASSOCIATING_TEXT.search(Path(path).read_bytes()) is not None
+        return asks_reassociation(Path(path).read_bytes())
     except OSError:
         return False
 

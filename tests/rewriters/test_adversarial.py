@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from helpers import Outcome, ffcc, have, run_program
 
+from ffcc.rewriters.unit import asks_reassociation
+
 CORPUS = Path(__file__).resolve().parent / "adversarial"
 PROGRAMS = sorted(CORPUS.glob("*.c"))
 BACKENDS = [cc for cc in ("gcc", "clang") if have(cc)]
@@ -73,6 +75,26 @@ def test_fast_math_sums_are_the_plain_builds(cc: str, program: str, tmp_path: Pa
     plain = observed(build(source, tmp_path, cc, "-O2", [], sanitizer=()))
     labelled = observed(build(source, tmp_path, cc, "-O2", ["--mcc", "--wm=all"], sanitizer=()))
     assert labelled == plain
+
+
+@pytest.mark.parametrize("text, asks", [
+    (b"#pragma clang fp reassociate(on)", True),
+    (b"#pragma clang fp reassociate ( on )", True),
+    (b"#pragma clang fp reassociate(off)", False),
+    (b"#pragma float_control(precise, off)", True),
+    (b"#pragma float_control(precise, on)", False),
+    (b'#pragma GCC optimize("Ofast")', True),
+    (b'#pragma GCC optimize("O2")', False),
+    (b'_Pragma("GCC optimize(\\"associative-math\\")")', True),
+    (b'double f(double) __attribute__((optimize("fast-math")));', True),
+    (b'__attribute__((__optimize__("-funsafe-math-optimizations"))) double g(void);', True),
+    (b"int reassociate, float_control, optimize; /* no pragma */", False),
+    ((CORPUS / "headers" / "reassociate_all.h").read_bytes(), True),
+])
+def test_each_spelling_that_asks_for_reassociation_is_found(text: bytes, asks: bool):
+    """The words' search that passes most headers by (rewriters/unit.py) passes none of
+    them."""
+    assert asks_reassociation(text) is asks
 
 
 def test_the_corpus_is_there():
