@@ -53,7 +53,7 @@ CHOICES = {**PROJECTS, SQLITE.name: SQLITE}
 DEFAULT = ("cjson", "jq", "expat", "zlib", "bzip2", "lcms2", "xz-utils", "libyaml", "jansson",
            "lzo2", "mpfr4", "sqlite3",
            # held out: no label option was tuned on them
-           "libpng", "pixman", "lua", "giflib")
+           "libpng1.6", "pixman", "lua", "giflib")
 # Each way's environment besides CC (gcc for "gcc", ffcc for the others).
 WAYS: dict[str, dict[str, str]] = {
     "gcc": {},
