@@ -71,3 +71,10 @@ def test_bzip2_three_ways_agree(tmp_path):
     assert results[0].counts == {"pass": 12, "fail": 0}
     assert len(results[2].roundtrip) == 3  # input, -9 and -1 compressions
     assert b".ffcc_labeldb" in (tmp_path / "ffcc-labels" / "bzip2" / "libbz2.so.1.0.8").read_bytes()
+
+
+def test_the_build_benchmark_runs_only_projects_it_knows():
+    """Run without --projects, bench/build_cost_bench.py builds its default list, each by a
+    name bench/projects.py (or the bench itself) knows: an unknown one stops it at once."""
+    from bench.build_cost_bench import CHOICES, DEFAULT
+    assert set(DEFAULT) <= set(CHOICES)
