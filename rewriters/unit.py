@@ -191,8 +191,8 @@ def headers_reassociate(headers: list[str]) -> bool:
 
 @lru_cache(maxsize=8192)
 def _header_reassociates(path: str, mtime_ns: int, size: int) -> bool:
-    """One header's verdict, kept while its modification time and size stay: a compile
-    server reads each header once for all the units that include it."""
+    """One header's verdict, kept while its modification time and size stay: a process that
+    annotates many units (the project form) reads each header once for all of them."""
     del mtime_ns, size  # the cache key only
     try:
         return asks_reassociation(Path(path).read_bytes())
