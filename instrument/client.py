@@ -17,7 +17,9 @@ this module's start-up).
 The server is found by a socket named after this installation (interpreter, ffcc's sources and
 their modification times), so an upgraded or edited ffcc never meets an old server; this module
 records that path for the compiled client, and the server refuses commands once its code has
-changed. Without a server, the command runs here and starts one for the commands that follow.
+changed. Without a server, the command starts one and waits for it to take the command, which
+it does once it has loaded ffcc (forward_to_new_server): one that cannot be handed over (a
+deleted working directory, a closed standard stream) runs here.
 ``FFCC_SERVER=0`` (or off, no, false) turns the server off.
 
 ``ffcc++`` is the same client under another name: the command line goes on whole, its first
@@ -41,6 +43,10 @@ from ffcc.runtime.headers import defines
 
 from .exiting import end_by_signal
 
+TYPE_CHECKING = False  # typing's own would cost this module's start-up its import
+if TYPE_CHECKING:
+    from subprocess import Popen
+
 PROTOCOL_HEADER = Path(os.path.dirname(os.path.abspath(__file__)), "ffcc_server_protocol.h")
 PROTOCOL = defines(PROTOCOL_HEADER)  # read, never retyped: ffcc_client.c includes the same file
 _TEXT = {name: value for name, value in PROTOCOL.items() if isinstance(value, str)}
@@ -55,6 +61,8 @@ STOPPED = _TEXT["FFCC_SERVER_STOPPED"]
 STATUS = struct.Struct("<i")  # exit code, or minus the signal that ended the command
 SOCKET_PATH_MAX = 104  # sun_path holds 108 bytes on Linux, 104 on the BSDs
 FORWARDED_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT)
+SERVER_START_SECONDS = 10.0  # how long a command waits for a server it started to listen
+SERVER_POLL_SECONDS = 0.005
 
 
 def socket_dir() -> str:
@@ -120,17 +128,24 @@ def receive_exact(conn: _socket.socket, size: int) -> bytes:
     return data
 
 
+def forwardable() -> bool:
+    """Can a server run this process's command in its place?  Not with a deleted working
+    directory or a closed standard stream: such a command runs here."""
+    try:
+        os.getcwd()
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
 def forward(argv: list[str], path: str) -> int | None:
     """Run the command in the server; its status (negative: killed by that signal), or None
     when no server took it (nothing has happened then)."""
-    try:
-        cwd = os.getcwd()
-        for fd in (0, 1, 2):
-            os.fstat(fd)
-    except OSError:  # a deleted working directory or a closed standard stream: run here
-        return None
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
+        cwd = os.getcwd()
         conn.connect(path)
         mask = os.umask(0)
         os.umask(mask)
@@ -162,16 +177,36 @@ def forward(argv: list[str], path: str) -> int | None:
     return STATUS.unpack(reply)[0]
 
 
-def start_server(path: str) -> None:
-    """Start a server in the background for the next commands (one wins if several try).  It
-    runs in the socket's directory, which holds nothing but sockets: ``-m`` puts the working
-    directory first on the module path, where a directory named ``ffcc`` (in /, say) would
-    make the server import other code than this client's."""
+def start_server(path: str) -> Popen[bytes]:
+    """Start a server in the background (one wins if several try).  It runs in the socket's
+    directory, which holds nothing but sockets: ``-m`` puts the working directory first on the
+    module path, where a directory named ``ffcc`` (in /, say) would make the server import
+    other code than this client's."""
     import subprocess
-    subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", path],
-                     cwd=os.path.dirname(path),
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)
+    return subprocess.Popen([sys.executable, "-m", "ffcc.instrument.server", path],
+                            cwd=os.path.dirname(path),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def forward_to_new_server(argv: list[str], path: str) -> int | None:
+    """Start a server and run the command in it, as ``forward``.  The server listens before
+    it loads ffcc and libclang, so the command waits for that load, which the server does
+    once, rather than loading them here too: a build's first labelled compiles, run here, cost
+    about a second of CPU more than in the server (bench/RESULTS.md, "The first commands wait
+    for the server").  Until the server listens (an interpreter's start-up) the command asks
+    again every few milliseconds; None when the server leaves without taking it (another
+    server started at once and took the socket: that one listens by then) or has not
+    listened within SERVER_START_SECONDS (a machine too loaded to wait on)."""
+    import time
+    server = start_server(path)
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while True:
+        last = server.poll() is not None or time.monotonic() > deadline
+        status = forward(argv, path)
+        if status is not None or last:
+            return status
+        time.sleep(SERVER_POLL_SECONDS)
 
 
 def record_for_compiled_client(cache: str | None, path: str) -> None:
@@ -195,12 +230,24 @@ def main() -> None:
         path = socket_path()
         if len(path.encode()) < SOCKET_PATH_MAX and private_dir(os.path.dirname(path)):
             record_for_compiled_client(cache, path)
-            status = forward(sys.argv, path)
+            status = served(sys.argv, path)
             if status is not None:
                 if status < 0:
                     end_by_signal(-status)
                     status = 128 - status
                 os._exit(status & 0xFF)
-            start_server(path)
     from .cli import main as run_here
     run_here(sys.argv)
+
+
+def served(argv: list[str], path: str) -> int | None:
+    """The command's status from the server, a new one if need be; None when it runs here."""
+    if not forwardable():
+        start_server(path)  # for the commands that follow
+        return None
+    try:
+        status = forward(argv, path)
+        return status if status is not None else forward_to_new_server(argv, path)
+    except KeyboardInterrupt:  # Ctrl-C while it waited for the server to take the command
+        end_by_signal(_signal.SIGINT)
+        return 128 + _signal.SIGINT

@@ -10,7 +10,9 @@ relay reports how the worker ended; signals the client receives (make's Ctrl-C) 
 to the worker's process group, and a client that disappears takes the worker with it.
 
 One server per socket: the first to lock ``SOCKET.lock`` serves, later ones leave at once. It
-leaves after ``FFCC_SERVER_IDLE`` seconds (default 300) without a command, unlinking its socket
+listens before it loads anything (``preload``), so the commands that arrive meanwhile, the
+build's first ones, wait in its backlog for the load instead of doing it again in their own
+processes. It leaves after ``FFCC_SERVER_IDLE`` seconds (default 300) without a command, unlinking its socket
 first so that late clients run their command themselves.
 """
 
@@ -252,6 +254,13 @@ def serve(path: str) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another server has it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    listener.bind(path)
+    listener.listen(128)  # clients connect now and wait for their acknowledgement
     preload()
     start_zygote(path)
     gc.freeze()  # forked copies then share the imported objects' pages instead of copying them
@@ -259,13 +268,6 @@ def serve(path: str) -> None:
         idle = float(os.environ.get("FFCC_SERVER_IDLE") or DEFAULT_IDLE_SECONDS)
     except ValueError:
         idle = DEFAULT_IDLE_SECONDS
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    listener.bind(path)
-    listener.listen(128)
     children: set[int] = set()
     last_request = time.monotonic()
     while True:

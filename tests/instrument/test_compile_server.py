@@ -55,8 +55,8 @@ def wait_for_server(path: Path) -> None:
 
 def servers_under(directory: Path) -> list[int]:
     """Running compile servers whose socket is under ``directory``. A client starts its server
-    before it runs the command itself, so once the client has exited, a server it started is
-    here: no waiting needed to see that none was started."""
+    before its command runs, so once the client has exited, a server it started is here: no
+    waiting needed to see that none was started."""
     pids = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -77,16 +77,34 @@ def recorder(tmp_path: Path, body: str) -> Path:
     return script
 
 
-def test_first_command_starts_the_server_next_ones_run_in_it(tmp_path, private_server):
+def test_first_command_starts_the_server_and_runs_in_it(tmp_path, private_server):
+    """The server listens before it loads ffcc, so the command that starts it waits for it
+    rather than loading ffcc in its own process too; so do the ones that follow."""
     backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo "$@"')
     first = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
-    assert first.returncode == 0 and b"ffcc.instrument.server" not in first.stdout
-    assert servers_under(private_server.parent)
-    wait_for_server(private_server)
+    assert first.returncode == 0 and b"ffcc.instrument.server" in first.stdout
     assert stat.S_IMODE(private_server.parent.stat().st_mode) == 0o700
     second = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend)})
-    assert second.returncode == 0 and b"ffcc.instrument.server" in second.stdout
-    assert second.stdout.splitlines()[1] == first.stdout.splitlines()[1]
+    assert second.stdout == first.stdout
+
+
+def test_a_server_that_leaves_without_the_command_leaves_it_to_the_client(tmp_path,
+                                                                           private_server):
+    """A server idle for no time leaves as soon as it has loaded ffcc, taking none of the
+    commands waiting for it: each runs in its client."""
+    backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline')
+    done = run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(backend), "FFCC_SERVER_IDLE": "0"})
+    assert done.returncode == 0 and done.stdout and b"ffcc.instrument.server" not in done.stdout
+
+
+def test_a_command_that_cannot_be_handed_over_runs_here(tmp_path, private_server):
+    """With its standard input closed, a command cannot give the server its streams."""
+    backend = recorder(tmp_path, 'tr "\\0" " " < /proc/$PPID/cmdline')
+    done = subprocess.run(["ffcc", "-c", "x.c"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=120, preexec_fn=lambda: os.close(0),
+                          env={**os.environ, "FFCC_SERVER": "1", "FFCC_CC": str(backend)})
+    assert done.returncode == 0 and done.stdout and b"ffcc.instrument.server" not in done.stdout
+    wait_for_server(private_server)  # started for the commands that follow
 
 
 @needs_clang
@@ -175,8 +193,7 @@ def test_command_runs_at_the_clients_niceness(tmp_path, private_server):
         return subprocess.run(["nice", "-n", str(delta), "ffcc", "-c", "x.c"], cwd=tmp_path,
                               env=env, capture_output=True, timeout=120)
 
-    assert int(niced(server_nice).stdout) == base + server_nice  # run in-process, starts the server
-    wait_for_server(private_server)
+    assert int(niced(server_nice).stdout) == base + server_nice  # starts the server
     assert int(niced(client_nice).stdout) == base + client_nice
     assert int(niced(server_nice).stdout) == base + server_nice
 
@@ -188,8 +205,6 @@ def test_exit_status_and_signals_reach_the_client(tmp_path, private_server, sign
     slow = recorder(tmp_path, 'case " $* " in *" --version "*) exit 0;; *" -c "*) exit 3;; esac; '
                     f'echo $$ > {pidfile}; exec sleep 60')
     env = {**os.environ, "FFCC_CC": str(slow)}
-    assert run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(slow)}).returncode == 3
-    wait_for_server(private_server)
     assert run(["-c", "x.c"], tmp_path, {"FFCC_CC": str(slow)}).returncode == 3
     client = subprocess.Popen(["ffcc", "-E", "x.c"], cwd=tmp_path, env=env)
     assert poll_until(lambda: pidfile.exists() and pidfile.read_text().endswith("\n"), 10)
@@ -207,10 +222,9 @@ def test_a_signal_that_ends_the_command_ends_its_client(tmp_path, private_server
     dies = recorder(tmp_path, 'case " $* " in *" --version "*) exit 0;; esac; '
                     f"kill -{int(signo)} $$")
     env = {"FFCC_CC": str(dies)}
-    assert run(["-E", "x.c"], tmp_path, env).returncode == -signo  # runs here, starts a server
-    wait_for_server(private_server)
-    done = run(["-E", "x.c"], tmp_path, env)
-    assert (done.returncode, done.stderr) == (-signo, b"")
+    for _ in range(2):  # the first starts the server
+        done = run(["-E", "x.c"], tmp_path, env)
+        assert (done.returncode, done.stderr) == (-signo, b"")
 
 
 def test_stale_socket_is_replaced(tmp_path, private_server):
@@ -283,11 +297,10 @@ def test_python_client_records_the_server_for_the_compiled_one(tmp_path, private
 def test_arguments_that_are_not_utf8_reach_the_command(tmp_path, private_server):
     backend = recorder(tmp_path, 'printf "%s\\n" "$@"')
     name = b"caf\xe9.c"
-    for _ in range(2):  # the first runs here and starts the server, the second runs in it
+    for _ in range(2):  # the first starts the server (through Python's client), both run in it
         done = subprocess.run([INSTALLED, "-c", name], cwd=tmp_path, capture_output=True,
                               env={**os.environ, "FFCC_CC": str(backend)}, timeout=120)
         assert name in done.stdout.splitlines()
-        wait_for_server(private_server)
 
 
 def test_out_of_date_server_refuses_and_the_command_still_runs(tmp_path, private_server):
