@@ -192,8 +192,8 @@ def start_server(path: str) -> Popen[bytes]:
 def forward_to_new_server(argv: list[str], path: str) -> int | None:
     """Start a server and run the command in it, as ``forward``.  The server listens before
     it loads ffcc and libclang, so the command waits for that load, which the server does
-    once, rather than loading them here too: a build's first labelled compiles, run here, cost
-    about a second of CPU more than in the server (bench/RESULTS.md, "The first commands wait
+    once, rather than loading them here too: each of a build's first commands, run here, cost
+    about 0.2 s of CPU more than in the server (bench/RESULTS.md, "The first commands wait
     for the server").  Until the server listens (an interpreter's start-up) the command asks
     again every few milliseconds; None when the server leaves without taking it (another
     server started at once and took the socket: that one listens by then) or has not
