@@ -12,8 +12,8 @@ to the worker's process group, and a client that disappears takes the worker wit
 One server per socket: the first to lock ``SOCKET.lock`` serves, later ones leave at once. It
 listens before it loads anything (``preload``), so the commands that arrive meanwhile, the
 build's first ones, wait in its backlog for the load instead of doing it again in their own
-processes. It leaves after ``FFCC_SERVER_IDLE`` seconds (default 300) without a command, unlinking its socket
-first so that late clients run their command themselves.
+processes. It leaves after ``FFCC_SERVER_IDLE`` seconds (default 300) without a command,
+unlinking its socket first so that late clients run their command themselves.
 """
 
 from __future__ import annotations
