@@ -38,7 +38,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ffcc.rewriters.model import COMPARED_LAUNDER, Label, register_launder
+from ffcc.rewriters.model import ARITHMETIC_NAMES, COMPARED_LAUNDER, Label, register_launder
 from ffcc.runtime.abi import LABEL_SECTION, LABELDB_SECTION, UNIT_HEADER_SIZE, unit_header
 
 from .invocation import Invocation
@@ -324,9 +324,68 @@ _COUNTS_FORM = (
     f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]), hits {_CLOBBERS})\n")
 
 
+# A site's AOR labels whose values are integers of 32 or 64 bits (``__FFCC_ARITH((a), (b), ASKED,
+# STATEMENTS);``, ASKED ``__FFCC_AOR(ADD, DIV, i)`` per label, rewriters/rewrite.py) are one asm
+# statement under clang on x86-64 that computes each label's two values itself, after the
+# label's retirement check: a C predicate costs clang about three times these instructions, and
+# a retired label no longer computes its values (bench/RESULTS.md, "AOR labels in the
+# assembler").  It takes the two operands converted to the type C computes in; as the C
+# predicates have it (rewriters/wm_aor.py), a zero divisor is no label where the original
+# divides (its value is undefined) and a kill where the mutant does, and a signed division by
+# -1 is the dividend negated (wrapping) with a remainder of 0.  It clobbers rax and rdx (the
+# division's), r10 (the original's value) and r11 (the mutant's, then the count's).  Elsewhere
+# the group is its labels' own statements.
+_ARITH_VALUE = [
+    ".macro __ffcc_arith_value op, a, b, signed, r, ax, dx, sfx, ext",
+    *(line for op, instruction in (("+", "add"), ("-", "sub"), ("*", "imul"))
+      for line in (f".ifc \\op, {ARITHMETIC_NAMES[op]}", "mov\\sfx \\a, \\r",
+                   f"{instruction}\\sfx \\b, \\r", ".endif")),
+    *(line for op, result in (("/", "\\ax"), ("%", "\\dx"))
+      for line in (f".ifc \\op, {ARITHMETIC_NAMES[op]}",
+                   "__ffcc_arith_divide \\a, \\b, \\signed, \\ax, \\dx, \\sfx, \\ext",
+                   f"mov\\sfx {result}, \\r", ".endif")),
+    ".endm"]
+_ARITH_DIVIDE = [
+    ".macro __ffcc_arith_divide a, b, signed, ax, dx, sfx, ext", "mov\\sfx \\a, \\ax",
+    ".if \\signed", "cmp\\sfx $-1, \\b", "jne 2f", "neg\\sfx \\ax", "xor\\sfx \\dx, \\dx", "jmp 3f",
+    "2:", "\\ext", "idiv\\sfx \\b", "3:",
+    ".else", "xor\\sfx \\dx, \\dx", "div\\sfx \\b", ".endif", ".endm"]
+_ARITH_WIDTHS = (("%r10", "%r11", "%rax", "%rdx", "q", "cqto"),
+                 ("%r10d", "%r11d", "%eax", "%edx", "l", "cltd"))
+
+
+def _arith_values(original: str, mutant: str, ax: str, dx: str, suffix: str, extend: str
+                  ) -> list[str]:
+    """The original's value into ``original``, the mutant's into ``mutant``, compared."""
+    return [f"__ffcc_arith_value \\{op}, \\a, \\b, \\signed, {register}, {ax}, {dx}, {suffix}, {extend}"
+            for op, register in (("op", original), ("mutant", mutant))] \
+        + [f"cmp{suffix} {original}, {mutant}"]
+
+
+_ARITH_MACRO = _once(".L__ffcc_arith", _ARITH_DIVIDE + _ARITH_VALUE + _list_macro(
+    "__ffcc_arith", ["a", "b", "wide", "signed", "slots"], ["op", "mutant", "index"], [
+        *(line.replace("SLOT", "\\slots+\\index") for line in _COUNT_ASM[2:6]),
+        # a zero divisor: no label where the original divides, before a kill where the mutant does
+        *(line for operand, past in (("op", "1f"), ("mutant", "4f")) for op in "/%"
+          for line in (f".ifc \\{operand}, {ARITHMETIC_NAMES[op]}", "test \\b, \\b", f"jz {past}",
+                       ".endif")),
+        ".if \\wide", *_arith_values(*_ARITH_WIDTHS[0]), ".else", *_arith_values(*_ARITH_WIDTHS[1]),
+        ".endif", "je 1f", "4:",
+        *(line.replace("SLOT", "\\slots+\\index") for line in _COUNT_ASM[6:])]))
+_ARITH_FORM = (
+    f"__asm__({json.dumps(_ARITH_MACRO)});\n"
+    '#define __FFCC_AOR(op, mutant, i) ", " #op ", " #mutant ", " #i\n'
+    "#define __FFCC_ARITH(left, right, asked, labels) __asm__ volatile(\"__ffcc_arith %[a], "
+    "%[b], %c[wide], %c[sgn], %c[slots]\" asked : : "
+    f"[a] \"r\"(({_COMPARED})(left)), [b] \"r\"(({_COMPARED})(right)), "
+    f"[wide] \"i\"(sizeof({_COMPARED}) == 8), [sgn] \"i\"(({_COMPARED})-1 < 0), "
+    f"[slots] \"i\"(&__ffcc_unit_slots[{UNIT_HEADER_SIZE}]) : \"rax\", \"rdx\", \"r10\", \"r11\")\n")
+
 # The hits are a named variadic parameter (GNU), not ``...``: under -Wc90-c99-compat gcc reports
 # an anonymous variadic macro with no option that a pragma could silence.
-COUNTS_AS_LABELS = "#define __FFCC_COUNTS(asked, labels, hits...) labels\n"
+COUNTS_AS_LABELS = (
+    "#define __FFCC_COUNTS(asked, labels, hits...) labels\n"
+    "#define __FFCC_ARITH(left, right, asked, labels) labels\n")
 GROUPS_AS_LABELS = (
     "#define __FFCC_COMPARE(left, right, asked, labels) labels\n"
     f"#define {COMPARED_LAUNDER}(x) {register_launder('x').removesuffix(';')}\n"
@@ -336,7 +395,7 @@ GROUP_FORM = (
     f"__asm__({json.dumps(_COMPARE_MACRO)});\n"
     + _compare_form(lambda signed, unsigned: f", {signed}, {unsigned}, {_SLOT_MARK}",
                     "__ffcc_compare %[a], %[b], %c[sgn], %c[slots]")
-    + _COUNTS_FORM +
+    + _COUNTS_FORM + _ARITH_FORM +
     "#elif defined(__x86_64__)\n"
     + _compare_form(_compare_inline) + COUNTS_AS_LABELS +
     "#else\n" + GROUPS_AS_LABELS + "#endif\n")

@@ -6,8 +6,10 @@ each selected criterion for label requests at every site, hands out unit-local l
 per label.
 Each label is the statement ``__FFCC_LABEL(i, (PRED));``; the labels of a site that compare
 the same two integer values are also one ``__FFCC_COMPARE((a), (b), __FFCC_CMP_LT(i) ...,
-STATEMENTS);`` around their statements, and runs of its other labels one ``__FFCC_COUNTS(
-__FFCC_CNT(i) ..., STATEMENTS, __FFCC_HIT(i, (PRED)), ...);`` (rewrite.py); a site's label code
+STATEMENTS);`` around their statements, its AOR labels on integers of 32 or 64 bits one
+``__FFCC_ARITH((a), (b), __FFCC_AOR(ADD, DIV, i) ..., STATEMENTS);``, and runs of its other
+labels one ``__FFCC_COUNTS(__FFCC_CNT(i) ..., STATEMENTS, __FFCC_HIT(i, (PRED)), ...);``
+(rewrite.py); a site's label code
 is one block ``{ __FFCC_GATE_OPEN(g) ... __FFCC_GATE_CLOSE(g) }`` (g: the site's number,
 ``Label.gate``). The driver defines what these compile to (a branch or a branch-free slot
 update; a group as one asm statement, or the statements; a gate that skips a retired site, or

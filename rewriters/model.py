@@ -14,6 +14,9 @@ from .operators import MCC, WM_GROUPS, Operator
 # where a group is its labels' own C statements.  Launders are not free: each costs the
 # optimiser and register allocator more than its text (bench/RESULTS.md).
 COMPARED_LAUNDER = "__FFCC_LAUNDER_COMPARED"
+# How an arithmetic group names each label's operators (rewrite.py ``__FFCC_AOR(ADD, DIV, i)``),
+# which the driver's asm reads (instrument/labels.py).
+ARITHMETIC_NAMES = {"+": "ADD", "-": "SUB", "*": "MUL", "/": "DIV", "%": "MOD"}
 
 
 def register_launder(name: str) -> str:
@@ -141,11 +144,15 @@ class LabelRequest:
     empty: the predicate is the key. ``relation``: ``code`` as (left, operator, right) when it is
     just a relational operator on operands of integer types of at most 64 bits (placeholders or
     numbers), so that labels comparing the same two values can share one comparison
-    (rewrite.py). ``mutation``: how a WM operator's mutant differs from the original in source,
-    as edits of the site's text (mutation.py), from which the label record's ``mutants`` text
-    is made; empty for MCC. ``held``: the floating values ``code`` compares, as (scratch,
-    expression) pairs that a site's labels compute together in one region with the
-    floating-point environment held (opaque.held_region, wm_aor.py); empty for the others.
+    (rewrite.py). ``arithmetic``: (original, mutant), the operators of an AOR label whose
+    ``code`` says that ``$x0 ORIGINAL $x1`` and ``$x0 MUTANT $x1`` differ as integers of 32 or
+    64 bits (their type's whole width), so that the driver may compute both values itself
+    (rewrite.py ``__FFCC_ARITH``). ``mutation``: how a WM operator's mutant differs from the
+    original in source, as edits of the site's text (mutation.py), from which the label
+    record's ``mutants`` text is made; empty for MCC. ``held``: the floating values ``code``
+    compares, as (scratch, expression) pairs that a site's labels compute together in one
+    region with the floating-point environment held (opaque.held_region, wm_aor.py); empty for
+    the others.
     """
 
     site: Decision | Binop
@@ -155,6 +162,7 @@ class LabelRequest:
     needs: frozenset[str] = frozenset()
     key: str = ""
     relation: tuple[str, str, str] | None = None
+    arithmetic: tuple[str, str] | None = None
     mutation: tuple[Edit, ...] = ()
     held: tuple[tuple[str, str], ...] = ()
 

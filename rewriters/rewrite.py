@@ -56,13 +56,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from string import Template
 
 from .edits import EditSet
 from .frame import FLOAT_RANK, TRI_STATE, Slots, value_spelling
 from .logic import Decision, Logic
-from .model import LabelRequest
+from .model import ARITHMETIC_NAMES, LabelRequest
 from .opaque import (
     HELD,
     HELD_VALUES,
@@ -203,6 +203,10 @@ def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
       site ask up to ten such questions of its two operands): one
       ``__FFCC_COMPARE((a), (b), ASKED, STATEMENTS);`` where the first label of the group was,
       ASKED ``__FFCC_CMP_LT(i)`` ... per label;
+    * the AOR labels of a site whose values the driver may compute (``LabelRequest.arithmetic``):
+      one ``__FFCC_ARITH((a), (b), ASKED, STATEMENTS);``, ASKED ``__FFCC_AOR(ADD, DIV, i)`` ...
+      per label, a group of one too: the driver's arithmetic costs the compiler less than the
+      label's C predicate;
     * runs of the site's other labels, up to COUNTS_PER_GROUP at a time: one
       ``__FFCC_COUNTS(ASKED, STATEMENTS, __FFCC_HIT(i, (PRED)), ...);``, ASKED ``__FFCC_CNT(i)``
       per label.
@@ -212,19 +216,19 @@ def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
     (``LabelRequest.held``), computed in one region with the environment held."""
     shared = _held(labels)
     region = [Template(held_region(shared)).substitute(values)] if shared else []
-    items: list[_Single | tuple[str, str]] = []  # a label, or the operands of a comparison group
-    comparisons: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
+    items: list[_Single | _Group] = []
+    groups: dict[tuple[str, str, str], _Group] = {}
     for index, request in labels:
         single = _Single(index, Template(request.code).substitute(values))
-        if request.relation is None:
+        grouped = _grouped(index, request, values)
+        if grouped is None:
             items.append(single)
             continue
-        left, op, right = request.relation
-        operands = (Template(left).substitute(values), Template(right).substitute(values))
-        if operands not in comparisons:
-            comparisons[operands] = []
-            items.append(operands)
-        comparisons[operands].append((index, op, single.statement))
+        key, asked = grouped
+        if key not in groups:
+            groups[key] = _Group(*key)
+            items.append(groups[key])
+        groups[key].labels.append((asked, single.statement))
     out: list[str] = []
     run: list[_Single] = []
     for item in items:
@@ -233,16 +237,45 @@ def _statements(labels: Indexed, values: dict[str, str]) -> list[str]:
             continue
         out += _counts(run)
         run = []
-        out.append(_compare(item, comparisons[item]))
+        out.append(item.statement)
     return region + out + _counts(run)
 
 
-def _compare(operands: tuple[str, str], group: list[tuple[int, str, str]]) -> str:
-    if len(group) == 1:
-        return group[0][2]
-    asked = " ".join(f"__FFCC_CMP_{RELATION_NAMES[op]}({index})" for index, op, _ in group)
-    statements = " ".join(statement for _, _, statement in group)
-    return f"__FFCC_COMPARE(({operands[0]}), ({operands[1]}), {asked}, {statements});"
+@dataclass
+class _Group:
+    """Labels one asm statement may compute: ``macro`` (``__FFCC_COMPARE`` or
+    ``__FFCC_ARITH``) of the two values ``left`` and ``right``, and each label's ASKED text
+    and own statement."""
+
+    macro: str
+    left: str
+    right: str
+    labels: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def statement(self) -> str:
+        if self.macro == "__FFCC_COMPARE" and len(self.labels) == 1:
+            return self.labels[0][1]  # one comparison costs no more as its own statement
+        asked = " ".join(text for text, _ in self.labels)
+        statements = " ".join(statement for _, statement in self.labels)
+        return f"{self.macro}(({self.left}), ({self.right}), {asked}, {statements});"
+
+
+def _grouped(index: int, request: LabelRequest, values: dict[str, str]
+             ) -> tuple[tuple[str, str, str], str] | None:
+    """The group label ``index`` joins, as (macro, left value, right value), and its ASKED
+    text; None for a label of no group."""
+    if request.relation is not None:
+        left, op, right = request.relation
+        key = ("__FFCC_COMPARE", Template(left).substitute(values),
+               Template(right).substitute(values))
+        return key, f"__FFCC_CMP_{RELATION_NAMES[op]}({index})"
+    if request.arithmetic is not None:
+        original, mutant = (ARITHMETIC_NAMES[op] for op in request.arithmetic)
+        key = ("__FFCC_ARITH", Template("$x0").substitute(values),
+               Template("$x1").substitute(values))
+        return key, f"__FFCC_AOR({original}, {mutant}, {index})"
+    return None
 
 
 def _counts(run: list[_Single]) -> list[str]:

@@ -85,6 +85,7 @@ FEW_VALUES = 256  # a right operand with fewer possible values has its kill cond
 X87_STACK = ", ".join(f'"st({n})"' if n else '"st"' for n in range(8))
 HELD_TARGET = "x86_64"  # where the floating-point environment can be held (held_difference)
 OFFSET_KILL = "($x1) != 0"  # p + n against p - n
+REGISTER_BITS = (32, 64)  # widths whose values the driver may compute (LabelRequest.arithmetic)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,14 @@ def apply(function: Function, options: LabelOptions, emit: Emitter) -> None:
                 if kill is not None:
                     emit.label(LabelRequest(site=site, operator=operator, predicate=kill.text,
                                             code=kill.code,
+                                            arithmetic=_arithmetic(site.op, operator, computed),
                                             mutation=operator_replaced(site, operator.mutant)))
+
+
+def _arithmetic(op: str, operator: Arithmetic, computed: Computed) -> tuple[str, str] | None:
+    """``LabelRequest.arithmetic`` of a label at an integer site: where its values have a
+    register's width (``REGISTER_BITS``), whose arithmetic wraps as the label's does."""
+    return (op, operator.mutant) if computed.bits in REGISTER_BITS else None
 
 
 def _label_offset(site: Binop, pointer: Operand, offset: Operand,

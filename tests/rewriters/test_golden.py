@@ -59,6 +59,7 @@ def test_golden_output_compiles(source: Path, tmp_path: Path, cc: str):
                            "-D__FFCC_LABEL(i,p)=if (p) __asm__ volatile(\"\":::\"memory\")",
                            "-D__FFCC_COMPARE(a,b,asked,labels)=labels",
                            "-D__FFCC_COUNTS(asked,labels,...)=labels",
+                           "-D__FFCC_ARITH(a,b,asked,labels)=labels",
                            "-D__FFCC_LAUNDER_COMPARED(x)=__asm__ volatile(\"\" : \"+r\"(x))",
                            "-D__FFCC_TEMP=", "-D__FFCC_GATE_OPEN(g)=", "-D__FFCC_GATE_CLOSE(g)=",
                            str(out), "-o", str(tmp_path / "case.o")], capture_output=True, text=True)

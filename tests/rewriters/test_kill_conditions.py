@@ -94,6 +94,7 @@ INCLUDES = r"""#define _GNU_SOURCE
 LABEL_MACROS = r"""#define __FFCC_LABEL(i, p) (hits[i] |= (unsigned char)!!(p))
 #define __FFCC_COMPARE(a, b, asked, labels) labels
 #define __FFCC_COUNTS(asked, labels, ...) labels
+#define __FFCC_ARITH(a, b, asked, labels) labels
 #define __FFCC_LAUNDER_COMPARED(x) __asm__ volatile("" : "+r"(x))
 #define __FFCC_TEMP
 #define __FFCC_GATE_OPEN(g)

@@ -172,6 +172,56 @@ def test_comparisons_of_mixed_integer_types_light_what_c_says(cc, level, mixed, 
     assert [set(c) for c in counts] == lit
 
 
+# Arithmetic of each integer kind the driver computes itself (instrument/labels.py, an AOR
+# group: 32- and 64-bit, signed and unsigned, mixed kinds), with divisors of 0 and -1 among
+# the inputs: every mutant's label must light where the C predicate says.
+ARITHMETIC = r"""
+#include <stdio.h>
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r");
+  long long v[4] = {0};
+  for (int k = 0; k < 4 && f && fscanf(f, "%lld", &v[k]) == 1; k++) {}
+  int i = (int)v[0], j = (int)v[1];
+  unsigned u = (unsigned)v[0], w = (unsigned)v[1];
+  long l = (long)v[2], m = (long)v[3];
+  unsigned long p = (unsigned long)v[2], q = (unsigned long)v[3];
+  unsigned char c = (unsigned char)v[0];
+  long n = 0;
+  n += i + j; n += i - j; n += i * j;
+  n += u + w; n += u - w; n += u * w;
+  n += l + m; n += l - m; n += l * m;
+  n += p + q; n += p - q; n += p * q;
+  n += c * j; n += l + j; n += u - l;
+  if (j != 0) { n += i / j; n += i % j; n += c / j; }
+  if (w != 0) { n += u / w; n += u % w; }
+  if (m != 0) { n += l / m; n += l % m; n += j % m; }
+  if (q != 0) { n += p / q; n += p % q; }
+  printf("%ld\n", n);
+  return 0;
+}
+"""
+ARITHMETIC_INPUTS = ("7 0 9 0", "-7 -1 -9 -1", "-5 1 3000000000 1", "100 7 123456789012 -5",
+                     "2 2 2 2", "0 5 0 5", "-3 2 -3 2", "-2147483647 3 -9223372036854775807 3")
+
+
+@pytest.mark.parametrize("cc", COMPILERS)
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_arithmetic_groups_light_what_c_says(cc, level, tmp_path):
+    source = tmp_path / "arithmetic.c"
+    source.write_text(ARITHMETIC)
+    inputs = []
+    for number, text in enumerate(ARITHMETIC_INPUTS):
+        inputs.append(tmp_path / f"input{number}")
+        inputs[-1].write_text(text)
+    annotation = annotate(str(source), [], LabelOptions(mcc=False, wm_ops=frozenset({"AOR"})))
+    assert annotation.text.count("__FFCC_ARITH(") >= 20
+    reference = build(tmp_path, annotation.text, COMPILERS[0], "-O0", "reference")
+    lit = [run(reference, [str(path)]).hits for path in inputs]
+    assert len(set(map(frozenset, lit))) == len(inputs), "each input lights other labels"
+    ffcc(f"--cc={cc}", "--wm=AOR", level, "-o", f"{tmp_path}/", str(source))
+    assert [set(c) for c in label_counts(tmp_path / "arithmetic", inputs)] == lit
+
+
 DIVIDING = """
 long arithmetic(long a, long b, unsigned u, unsigned v, int i, int j) {
   long r = a / b + a % b + (a + b) * (a - b);

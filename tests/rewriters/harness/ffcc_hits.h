@@ -8,6 +8,7 @@ extern unsigned char __ffcc_gates[];
  * with the driver's preamble (tests/instrument). */
 #define __FFCC_COMPARE(a, b, asked, labels) labels
 #define __FFCC_COUNTS(asked, labels, ...) labels
+#define __FFCC_ARITH(a, b, asked, labels) labels
 #define __FFCC_LAUNDER_COMPARED(x) __asm__ volatile("" : "+r"(x))
 #define __FFCC_TEMP
 #if defined(__x86_64__)
